@@ -1,0 +1,39 @@
+# Quickstart: `make demo` (the main job) and `make test` (the whole suite). Each sets up .venv.
+PY ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP_DEV := $(VENV)/.installed-dev
+STAMP_DEMO := $(VENV)/.installed-demo
+
+.PHONY: demo test lint format bench clean
+
+$(BIN)/python:
+	$(PY) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+$(STAMP_DEV): pyproject.toml | $(BIN)/python
+	$(BIN)/pip install --quiet -e '.[dev]'
+	touch $@
+
+$(STAMP_DEMO): pyproject.toml | $(BIN)/python
+	$(BIN)/pip install --quiet -e .
+	touch $@
+
+demo: $(STAMP_DEMO)
+	$(BIN)/python -m solitaire_gym.demo
+
+test: $(STAMP_DEV)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/python -m pytest tests solitaire_gym
+
+lint: $(STAMP_DEV)
+	$(BIN)/ruff check --fix .
+	$(BIN)/ruff format .
+
+bench: $(STAMP_DEV)
+	$(BIN)/python benchmarks/bench_engine.py
+
+clean:
+	rm -rf $(VENV) build *.egg-info
+	find . -name __pycache__ -prune -exec rm -rf {} +

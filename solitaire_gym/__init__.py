@@ -1,0 +1,26 @@
+"""solitaire_gym: Double Solitaire, Solitaire Réfléchi and Seahaven Towers as RL environments."""
+
+from solitaire_gym.engine.variants import Variant, parse_code
+from solitaire_gym.errors import (
+    GameCodeError,
+    IllegalMoveError,
+    MoveSyntaxError,
+    PositionError,
+    SolitaireError,
+    UndoError,
+)
+from solitaire_gym.game import Game
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Game",
+    "GameCodeError",
+    "IllegalMoveError",
+    "MoveSyntaxError",
+    "PositionError",
+    "SolitaireError",
+    "UndoError",
+    "Variant",
+    "parse_code",
+]

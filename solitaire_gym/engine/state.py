@@ -1,0 +1,87 @@
+"""The engine's state: a struct of arrays with a leading batch dimension ``B``.
+
+One :class:`State` holds ``B`` games of one variant. A single game is a batch of one. Every kernel
+takes the whole ``State`` (a namedtuple of arrays, which numba compiles to a struct) and a row ``b``.
+
+Index layout of one row::
+
+    tab[b, c, 0 .. tab_len[b, c]-1]   column c from bottom (0) to top; the lowest tab_down[b, c]
+                                      cards are face down (Double Solitaire only)
+    stock[b, 0 .. stock_len[b]-1]     the top, the next card drawn, is stock[b, stock_len[b]-1]
+    waste[b, 0 .. waste_len[b]-1]     the top, the one card that plays, is waste[b, waste_len[b]-1]
+    found[b, p]                       cards on foundation pile p (its top is rank found-1 of the
+                                      pile's suit: pile p holds suit p//2 in Double Solitaire, p else)
+    cells[b, k]                       card in free cell k, or EMPTY
+    hist[b, (hist_top[b] - i) % H]    undo record of the i-th last action, i < hist_len[b]
+"""
+
+from __future__ import annotations
+
+from collections import namedtuple
+
+import numpy as np
+
+from solitaire_gym.engine.variants import MAX_CELLS, MAX_HEIGHT
+
+State = namedtuple(
+    "State",
+    [
+        "tab",  # (B, 10, MAX_HEIGHT) int8  card id or EMPTY
+        "tab_len",  # (B, 10) int8  cards in each column
+        "tab_down",  # (B, 10) int8  face-down cards at the bottom of each column
+        "stock",  # (B, n_cards) int8  card id; top at stock_len-1
+        "stock_len",  # (B,) int16
+        "waste",  # (B, n_cards) int8  card id; top at waste_len-1
+        "waste_len",  # (B,) int16
+        "found",  # (B, 8) int8  cards on each foundation pile
+        "cells",  # (B, 4) int8  card id or EMPTY
+        "score",  # (B,) int32  the app's score (Vegas: dollars)
+        "moves",  # (B,) int32  the app's move counter (never goes down)
+        "hist",  # (B, H) int64  undo records (ring buffer), H = undo depth (may be 0)
+        "hist_len",  # (B,) int32  undoable records
+        "hist_top",  # (B,) int32  ring index of the next record
+    ],
+)
+
+
+def allocate(batch: int, n_cards: int, undo_depth: int = 0) -> State:
+    """Empty state for ``batch`` games with ``n_cards`` cards each (fill it with a deal)."""
+    if batch < 1:
+        raise ValueError(f"batch size must be at least 1, not {batch}")
+    if undo_depth < 0:
+        raise ValueError(f"undo depth must be 0 or more, not {undo_depth}")
+    return State(
+        tab=np.full((batch, 10, MAX_HEIGHT), -1, np.int8),
+        tab_len=np.zeros((batch, 10), np.int8),
+        tab_down=np.zeros((batch, 10), np.int8),
+        stock=np.full((batch, n_cards), -1, np.int8),
+        stock_len=np.zeros(batch, np.int16),
+        waste=np.full((batch, n_cards), -1, np.int8),
+        waste_len=np.zeros(batch, np.int16),
+        found=np.zeros((batch, 8), np.int8),
+        cells=np.full((batch, MAX_CELLS), -1, np.int8),
+        score=np.zeros(batch, np.int32),
+        moves=np.zeros(batch, np.int32),
+        hist=np.zeros((batch, undo_depth), np.int64),
+        hist_len=np.zeros(batch, np.int32),
+        hist_top=np.zeros(batch, np.int32),
+    )
+
+
+def copy_state(s: State) -> State:
+    return State(*(a.copy() for a in s))
+
+
+def take_rows(s: State, rows) -> State:
+    """A new state holding copies of the given rows (a slice or index array)."""
+    return State(*(a[rows].copy() for a in s))
+
+
+def put_rows(dst: State, rows, src: State) -> None:
+    """Write ``src``'s rows into ``dst`` at ``rows`` (same variant and undo depth)."""
+    for d, s in zip(dst, src, strict=True):
+        d[rows] = s
+
+
+def nbytes_per_game(s: State) -> int:
+    return sum(a.nbytes for a in s) // s.score.shape[0]

@@ -1,0 +1,265 @@
+"""The three games, their options, and game codes (``DS1-D1N-AAAAAAB``).
+
+A :class:`Variant` is a game with its options. The compiled kernels do not see it: they receive
+``cfg``, a small ``int64`` array built once per variant by :func:`make_cfg`, whose slots are named
+by the ``G_*`` constants (rules) and ``L_*`` constants (the action layout, see ``actions.py``).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import numpy as np
+
+from solitaire_gym.errors import GameCodeError
+
+# ---- game kinds ------------------------------------------------------------------------------
+DOUBLE = 0  # Double Solitaire: 2 decks, 9 columns, face-down cards, alternate-colour building
+REFLECHI = 1  # Solitaire Réfléchi: 1 deck, 7 columns all face up, ordered groups only
+SEAHAVEN = 2  # Seahaven Towers: 1 deck, 10 columns, free cells, same-suit building, run limit
+
+PREFIX = {DOUBLE: "DS1", REFLECHI: "TF1", SEAHAVEN: "SH1"}
+GAME_NAMES = {
+    DOUBLE: "Double Solitaire",
+    REFLECHI: "Solitaire Réfléchi",
+    SEAHAVEN: "Seahaven Towers",
+}
+_ALIASES = {
+    "ds1": DOUBLE,
+    "double": DOUBLE,
+    "double_solitaire": DOUBLE,
+    "doublesolitaire": DOUBLE,
+    "tf1": REFLECHI,
+    "reflechi": REFLECHI,
+    "réfléchi": REFLECHI,
+    "solitaire_reflechi": REFLECHI,
+    "solitaire_réfléchi": REFLECHI,
+    "solitairereflechi": REFLECHI,
+    "thoughtful": REFLECHI,
+    "sh1": SEAHAVEN,
+    "seahaven": SEAHAVEN,
+    "seahaven_towers": SEAHAVEN,
+    "seahaventowers": SEAHAVEN,
+}
+UNDO_DEPTH = {DOUBLE: 200, REFLECHI: 100, SEAHAVEN: 100}  # the apps' undo depths, in actions
+
+BASE32 = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"
+DEAL_DIGITS = 7
+MAX_DEAL = 32**DEAL_DIGITS - 1  # 2^35 - 1
+
+# ---- cfg slots -------------------------------------------------------------------------------
+G_GAME = 0  # DOUBLE / REFLECHI / SEAHAVEN
+G_COLS = 1  # tableau columns: 9 / 7 / 10
+G_PILES = 2  # foundation piles: 8 / 4 / 4
+G_CELLS = 3  # free cells in play: 0 (Klondike games) or 4, 2, 1
+G_DRAW = 4  # cards per draw: 1 or 3 (0 in Seahaven, which has no stock)
+G_VEGAS = 5  # 1 for Vegas scoring (no recycle, dollars, no floor)
+G_CARDS = 6  # cards in the game: 104 or 52
+G_DECKS = 7  # copies of each card: 2 or 1
+L_CELLS = 8  # free-cell slots in the action layout (4 in Seahaven whatever is in play, else 0)
+L_STOCK = 9  # 1 if the layout has draw/recycle
+L_DRAW = 10  # offsets of each block of the action layout, see actions.py
+L_TT = 11
+L_TF = 12
+L_WT = 13
+L_WF = 14
+L_TC = 15
+L_CT = 16
+L_CF = 17
+L_FT = 18
+L_FC = 19
+L_N = 20  # number of actions
+CFG_SIZE = 21
+
+MAX_RUN = 13  # longest run that can move: King down to Ace
+MAX_HEIGHT = 32  # slots per tableau column (the longest reachable column has 21 cards)
+MAX_CELLS = 4
+
+
+@dataclass(frozen=True)
+class Variant:
+    """A game and its options. ``draw``: 1 or 3 (Klondike games); ``vegas``: Double Solitaire's
+    Vegas scoring; ``cells``: Seahaven Towers' free cells (4, 2 or 1)."""
+
+    game: int
+    draw: int = 1
+    vegas: bool = False
+    cells: int = 4
+
+    def __post_init__(self) -> None:
+        if self.game not in PREFIX:
+            raise GameCodeError(f"unknown game {self.game!r}")
+        if self.game == SEAHAVEN:
+            if self.cells not in (4, 2, 1):
+                raise GameCodeError(f"Seahaven Towers has 4, 2 or 1 free cells, not {self.cells!r}")
+            object.__setattr__(self, "draw", 0)
+            object.__setattr__(self, "vegas", False)
+        else:
+            if self.draw not in (1, 3):
+                raise GameCodeError(f"{self.name} draws 1 or 3 cards, not {self.draw!r}")
+            if self.vegas and self.game != DOUBLE:
+                raise GameCodeError(f"{self.name} offers only Normal scoring, not Vegas")
+            object.__setattr__(self, "cells", 0)
+            object.__setattr__(self, "vegas", bool(self.vegas))
+
+    @property
+    def name(self) -> str:
+        return GAME_NAMES[self.game]
+
+    @property
+    def prefix(self) -> str:
+        return PREFIX[self.game]
+
+    @property
+    def options(self) -> str:
+        """The options part of a game code: ``D1N``, ``D3V``, ``C4`` …"""
+        if self.game == SEAHAVEN:
+            return f"C{self.cells}"
+        return f"D{self.draw}{'V' if self.vegas else 'N'}"
+
+    @property
+    def tag(self) -> str:
+        """Game and options, e.g. ``SH1-C4``: a code without its deal number."""
+        return f"{self.prefix}-{self.options}"
+
+    @property
+    def n_cards(self) -> int:
+        return 104 if self.game == DOUBLE else 52
+
+    @property
+    def undo_depth(self) -> int:
+        return UNDO_DEPTH[self.game]
+
+    def code(self, deal: int) -> str:
+        return f"{self.tag}-{format_deal(deal)}"
+
+    @property
+    def cfg(self) -> np.ndarray:
+        return make_cfg(self)
+
+    @classmethod
+    def from_names(
+        cls, game: str, *, draw: int = 1, scoring: str = "normal", cells: int = 4
+    ) -> Variant:
+        """Build a variant from readable names: ``Variant.from_names("seahaven", cells=2)``."""
+        kind = _ALIASES.get(str(game).strip().lower().replace(" ", "_").replace("-", "_"))
+        if kind is None:
+            raise GameCodeError(
+                f"unknown game {game!r}: expected 'double_solitaire', 'solitaire_reflechi' "
+                "or 'seahaven_towers'"
+            )
+        scoring_l = str(scoring).strip().lower()
+        if scoring_l not in ("normal", "vegas"):
+            raise GameCodeError(f"unknown scoring {scoring!r}: expected 'normal' or 'vegas'")
+        return cls(kind, draw=draw, vegas=scoring_l == "vegas", cells=cells)
+
+
+def format_deal(deal: int) -> str:
+    if not isinstance(deal, (int, np.integer)) or isinstance(deal, bool):
+        raise GameCodeError(f"deal number must be an integer, not {deal!r}")
+    deal = int(deal)
+    if not 0 <= deal <= MAX_DEAL:
+        raise GameCodeError(f"deal number {deal} is outside 0 … {MAX_DEAL}")
+    return "".join(BASE32[(deal >> (5 * i)) & 31] for i in reversed(range(DEAL_DIGITS)))
+
+
+def parse_deal(text: str) -> int:
+    """Base-32 deal number (7 characters, ``A``–``Z`` then ``2``–``7``) to an integer."""
+    t = text.strip().upper()
+    if len(t) != DEAL_DIGITS:
+        raise GameCodeError(
+            f"deal number {text!r} has {len(t)} characters; it must have {DEAL_DIGITS}"
+        )
+    value = 0
+    for i, ch in enumerate(t):
+        d = BASE32.find(ch)
+        if d < 0:
+            raise GameCodeError(
+                f"deal number {text!r}: character {ch!r} at position {i + 1} is not in the "
+                "base-32 alphabet A–Z, 2–7"
+            )
+        value = value * 32 + d
+    return value
+
+
+_OPTIONS_RE = {
+    DOUBLE: re.compile(r"^D([13])([NV])$"),
+    REFLECHI: re.compile(r"^D([13])([NV])$"),
+    SEAHAVEN: re.compile(r"^C([0-9])$"),
+}
+
+
+def parse_code(code: str) -> tuple[Variant, int]:
+    """Split a game code into its variant and deal number, naming the faulty part on error."""
+    if not isinstance(code, str):
+        raise GameCodeError(f"a game code is a string, not {type(code).__name__}")
+    text = code.strip().upper()
+    if not text:
+        raise GameCodeError("empty game code: expected e.g. 'SH1-C4-AAAAAJ2'")
+    parts = text.split("-")
+    if len(parts) != 3:
+        raise GameCodeError(
+            f"game code {code!r} must have three parts separated by '-' (game-options-deal), "
+            f"e.g. 'DS1-D1N-AAAAAAB'; it has {len(parts)}"
+        )
+    prefix, options, deal_text = parts
+    kind = {v: k for k, v in PREFIX.items()}.get(prefix)
+    if kind is None:
+        raise GameCodeError(f"unknown game {prefix!r} in {code!r}: expected DS1, TF1 or SH1")
+    m = _OPTIONS_RE[kind].match(options)
+    offered = {DOUBLE: "D1N, D1V, D3N, D3V", REFLECHI: "D1N, D3N", SEAHAVEN: "C4, C2, C1"}[kind]
+    if m is None:
+        raise GameCodeError(
+            f"options {options!r} in {code!r} are not offered by {GAME_NAMES[kind]}: "
+            f"expected one of {offered}"
+        )
+    try:
+        if kind == SEAHAVEN:
+            variant = Variant(kind, cells=int(m.group(1)))
+        else:
+            variant = Variant(kind, draw=int(m.group(1)), vegas=m.group(2) == "V")
+    except GameCodeError as e:
+        raise GameCodeError(
+            f"options {options!r} in {code!r} are not offered by {GAME_NAMES[kind]} ({e}): "
+            f"expected one of {offered}"
+        ) from None
+    return variant, parse_deal(deal_text)
+
+
+def make_cfg(v: Variant) -> np.ndarray:
+    """The ``int64`` array of rule parameters and action-layout offsets the kernels read."""
+    cfg = np.zeros(CFG_SIZE, dtype=np.int64)
+    cols = {DOUBLE: 9, REFLECHI: 7, SEAHAVEN: 10}[v.game]
+    piles = 8 if v.game == DOUBLE else 4
+    cfg[G_GAME] = v.game
+    cfg[G_COLS] = cols
+    cfg[G_PILES] = piles
+    cfg[G_CELLS] = v.cells
+    cfg[G_DRAW] = v.draw
+    cfg[G_VEGAS] = int(v.vegas)
+    cfg[G_CARDS] = v.n_cards
+    cfg[G_DECKS] = 2 if v.game == DOUBLE else 1
+    lay_cells = MAX_CELLS if v.game == SEAHAVEN else 0
+    stock = 0 if v.game == SEAHAVEN else 1
+    cfg[L_CELLS] = lay_cells
+    cfg[L_STOCK] = stock
+    # Blocks in this order; the sizes are documented in actions.py.
+    sizes = [
+        (L_DRAW, 2 * stock),
+        (L_TT, cols * (cols - 1) * MAX_RUN),
+        (L_TF, cols),
+        (L_WT, cols * stock),
+        (L_WF, stock),
+        (L_TC, cols if lay_cells else 0),
+        (L_CT, lay_cells * cols),
+        (L_CF, lay_cells),
+        (L_FT, piles * cols),
+        (L_FC, piles if lay_cells else 0),
+    ]
+    off = 0
+    for slot, size in sizes:
+        cfg[slot] = off
+        off += size
+    cfg[L_N] = off
+    return cfg

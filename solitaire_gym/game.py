@@ -1,0 +1,280 @@
+"""The Game API: one game, readable, in RULES.md's notation. A batch of one over the engine.
+
+>>> g = Game.from_code("sh1-c4-aaaaaj2 ")
+>>> g.code
+'SH1-C4-AAAAAJ2'
+>>> g.legal_moves()[:3]
+['t10>c', 't1>c', 't1>t7']
+>>> g.explain("t3>t5")
+'a card goes on a card of the same suit and one rank higher'
+>>> g.play("t1>t7"); g.moves
+1
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import numpy as np
+
+from solitaire_gym.engine import actions, movegen, play, position, rules, taps
+from solitaire_gym.engine.cards import card_symbol, parse_card
+from solitaire_gym.engine.scoring import score_text
+from solitaire_gym.engine.shuffle import deal_into
+from solitaire_gym.engine.state import State, allocate, copy_state
+from solitaire_gym.engine.variants import (
+    L_N,
+    SEAHAVEN,
+    Variant,
+    parse_code,
+)
+from solitaire_gym.errors import IllegalMoveError, MoveSyntaxError, UndoError
+
+_WHERE_RE = re.compile(r"^(?:(w)|([tc])([1-9]\d*))$")
+
+
+class Game:
+    """A single game of Double Solitaire, Solitaire Réfléchi or Seahaven Towers.
+
+    Make one with :meth:`from_code`, :meth:`new` or :meth:`from_dict`. Moves are strings in
+    RULES.md's notation (``"draw"``, ``"t3:4>t7"``, ``"w>f"``, ``"f3>c"`` …). A refused move raises
+    :class:`IllegalMoveError` whose message is the rule that forbids it, and changes nothing.
+
+    ``undo_depth`` defaults to the app's (Double Solitaire 200, the others 100).
+    """
+
+    def __init__(self, variant: Variant, deal: int, *, undo_depth: int | None = None) -> None:
+        self._variant = variant
+        self._deal = deal
+        self._cfg = variant.cfg
+        depth = variant.undo_depth if undo_depth is None else int(undo_depth)
+        self._s: State = allocate(1, variant.n_cards, depth)
+        self._scratch = np.empty(int(self._cfg[L_N]), np.int32)
+        deal_into(self._s, 0, self._cfg, np.uint64(deal))
+
+    # ---- construction ------------------------------------------------------------------------
+    @classmethod
+    def from_code(cls, code: str, *, undo_depth: int | None = None) -> Game:
+        """A new game from a code such as ``"DS1-D1N-AAAAAAB"`` (any case, spaces ignored)."""
+        variant, deal = parse_code(code)
+        return cls(variant, deal, undo_depth=undo_depth)
+
+    @classmethod
+    def new(
+        cls,
+        game: str,
+        *,
+        deal: int = 0,
+        draw: int = 1,
+        scoring: str = "normal",
+        cells: int = 4,
+        undo_depth: int | None = None,
+    ) -> Game:
+        """A new game from names: ``Game.new("seahaven_towers", cells=2, deal=314)``."""
+        variant = Variant.from_names(game, draw=draw, scoring=scoring, cells=cells)
+        variant.code(deal)  # validates the deal number
+        return cls(variant, int(deal), undo_depth=undo_depth)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any], *, undo_depth: int | None = None) -> Game:
+        """The game in position ``d`` (as written by :meth:`to_dict`), with an empty undo history.
+        Raises :class:`~solitaire_gym.PositionError` naming what is wrong."""
+        variant, deal = position.variant_of(d)
+        g = cls(variant, deal, undo_depth=undo_depth)
+        position.from_dict(d, g._s, 0)
+        return g
+
+    def to_dict(self) -> dict[str, Any]:
+        """The full position, hidden cards included (see ``engine/position.py`` for the format)."""
+        return position.to_dict(self._s, 0, self._variant, self._deal)
+
+    def copy(self) -> Game:
+        g = Game.__new__(Game)
+        g.__dict__.update(self.__dict__)
+        g._s = copy_state(self._s)
+        g._scratch = self._scratch.copy()
+        return g
+
+    # ---- facts -------------------------------------------------------------------------------
+    @property
+    def variant(self) -> Variant:
+        return self._variant
+
+    @property
+    def code(self) -> str:
+        return self._variant.code(self._deal)
+
+    @property
+    def deal(self) -> int:
+        return self._deal
+
+    @property
+    def state(self) -> State:
+        """The engine's arrays (a batch of one). Read-only by convention."""
+        return self._s
+
+    @property
+    def cfg(self) -> np.ndarray:
+        return self._cfg
+
+    @property
+    def score(self) -> int:
+        return int(self._s.score[0])
+
+    @property
+    def score_text(self) -> str:
+        return score_text(self.score, self._variant.vegas)
+
+    @property
+    def moves(self) -> int:
+        """The app's move counter: every action counts; undo never lowers it."""
+        return int(self._s.moves[0])
+
+    @property
+    def won(self) -> bool:
+        return bool(rules.is_won(self._s, 0, self._cfg))
+
+    @property
+    def stuck(self) -> bool:
+        """No legal move left and not won (the app never says so; the env ends there)."""
+        return not self.won and len(self.legal_actions()) == 0
+
+    @property
+    def undo_available(self) -> int:
+        return int(self._s.hist_len[0])
+
+    # ---- moves -------------------------------------------------------------------------------
+    def legal_actions(self) -> np.ndarray:
+        n = movegen.legal_actions(self._s, 0, self._cfg, self._scratch)
+        return self._scratch[:n].copy()
+
+    def legal_moves(self) -> list[str]:
+        """Every legal move once, sorted as strings."""
+        return sorted(actions.action_to_move(self._cfg, int(a)) for a in self.legal_actions())
+
+    def action(self, move: str) -> int:
+        """The action id of ``move`` (see ``engine/actions.py``); raises if it is not a move."""
+        return actions.move_to_action(self._cfg, move)
+
+    def move_text(self, action: int) -> str:
+        return actions.action_to_move(self._cfg, action)
+
+    def _check(self, move: str | int) -> tuple[int, str | None]:
+        if isinstance(move, (int, np.integer)) and not isinstance(move, bool):
+            a = int(move)
+            n = int(self._cfg[L_N])
+            if not 0 <= a < n:
+                raise MoveSyntaxError(f"action {a} is outside 0 … {n - 1}")
+        else:
+            try:
+                a = actions.move_to_action(self._cfg, move)
+            except IllegalMoveError as e:
+                return -1, str(e)
+        code = int(rules.check_move(self._s, 0, self._cfg, a))
+        if code == 0:
+            return a, None
+        kind, src, _dst, n = actions.decode(self._cfg, a)
+        src_name = self._source_name(kind, src)
+        return a, rules.reason_text(code, src_name, n)
+
+    def _source_name(self, kind: int, src: int) -> str:
+        if kind in (actions.K_TT, actions.K_TF, actions.K_TC):
+            return f"t{src + 1}"
+        if kind in (actions.K_CT, actions.K_CF):
+            return f"c{src + 1}"
+        if kind in (actions.K_FT, actions.K_FC):
+            return f"f{src + 1}"
+        return "w"
+
+    def explain(self, move: str | int) -> str | None:
+        """None if ``move`` is legal now, else the rule that forbids it, in plain words."""
+        return self._check(move)[1]
+
+    def is_legal(self, move: str | int) -> bool:
+        return self.explain(move) is None
+
+    def play(self, move: str | int) -> None:
+        """Play ``move`` (a string, or an action id). Raises :class:`IllegalMoveError` (the rule)
+        or :class:`MoveSyntaxError`; a refused move changes nothing."""
+        a, why = self._check(move)
+        if why is not None:
+            err = IllegalMoveError(why)
+            err.move = move  # type: ignore[attr-defined]
+            raise err
+        play.play(self._s, 0, self._cfg, a)
+
+    def undo(self) -> None:
+        """Undo the last action: the position and score return; the move counter does not."""
+        if not play.undo(self._s, 0, self._cfg):
+            if self._s.hist.shape[1] == 0:
+                raise UndoError("undo is off for this game (undo_depth=0)")
+            if self.moves == 0:
+                raise UndoError("nothing to undo: no move has been made")
+            raise UndoError(
+                f"nothing left to undo: the app keeps only the last {self._s.hist.shape[1]} actions"
+            )
+
+    # ---- taps ---------------------------------------------------------------------------------
+    def _where(self, pile: str) -> int:
+        m = _WHERE_RE.match(pile.strip().lower()) if isinstance(pile, str) else None
+        cfg = self._cfg
+        cols, cells = int(cfg[1]), int(self._variant.cells)
+        if m is None:
+            raise MoveSyntaxError(f"{pile!r} is not a pile to tap: expected 't1', 'w' or 'c1'")
+        if m.group(1):
+            if self._variant.game == SEAHAVEN:
+                raise MoveSyntaxError(f"{self._variant.name} has no waste")
+            return taps.WHERE_WASTE
+        k = int(m.group(3))
+        if m.group(2) == "t":
+            if k > cols:
+                raise MoveSyntaxError(f"{self._variant.name} has columns t1 … t{cols}")
+            return k - 1
+        if k > cells:
+            raise MoveSyntaxError(
+                f"{self._variant.name} has {'no free cells' if not cells else f'cells c1 … c{cells}'}"
+            )
+        return taps.WHERE_CELL + k - 1
+
+    def tap(self, pile: str) -> str | None:
+        """The move a single tap on ``pile`` (``"t4"``, ``"w"``, ``"c2"``) makes, or None.
+        Nothing is played."""
+        a = taps.tap(self._s, 0, self._cfg, self._where(pile))
+        return None if a < 0 else self.move_text(a)
+
+    def double_tap(self, pile: str) -> str | None:
+        """The move a double tap on ``pile`` makes, or None. Nothing is played."""
+        a = taps.double_tap(self._s, 0, self._cfg, self._where(pile))
+        return None if a < 0 else self.move_text(a)
+
+    # ---- display ------------------------------------------------------------------------------
+    def __repr__(self) -> str:
+        return f"Game({self.code!r}, moves={self.moves}, score={self.score_text!r})"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Game) and self.to_dict() == other.to_dict()
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __str__(self) -> str:
+        d = self.to_dict()
+        lines = [f"{self._variant.name}  {self.code}  score {self.score_text}  moves {self.moves}"]
+
+        def show(name: str | None) -> str:
+            if name is None:
+                return "--"
+            hidden = name.endswith("*")
+            return "##" if hidden else card_symbol(parse_card(name))
+
+        lines.append("foundations: " + " ".join(show(x) for x in d["foundations"]))
+        if "cells" in d:
+            lines.append("cells:       " + " ".join(show(x) for x in d["cells"]))
+        else:
+            waste = " ".join(show(x) for x in d["waste"][-3:])
+            lines.append(f"stock: {len(d['stock'])} cards   waste ({len(d['waste'])}): {waste}")
+        for i, col in enumerate(d["tableau"]):
+            lines.append(f"t{i + 1:<3}" + " ".join(f"{show(x):>3}" for x in col))
+        if self.won:
+            lines.append("won")
+        return "\n".join(lines)
