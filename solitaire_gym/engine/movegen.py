@@ -31,23 +31,25 @@ from solitaire_gym.engine.variants import (
 
 
 @nb.njit(cache=True, inline="always")
-def _add(s, b, cfg, a, out, k):
+def _add(s, b, cfg, a, out, k, as_mask):
     if check_move(s, b, cfg, a) == 0:
-        out[k] = a
+        if as_mask:
+            out[a] = 1
+        else:
+            out[k] = a
         return k + 1
     return k
 
 
 @nb.njit(cache=True)
-def legal_actions(s, b: int, cfg: np.ndarray, out: np.ndarray) -> int:
-    """Write the legal action ids of row ``b`` into ``out`` (ascending); return how many."""
+def _enumerate(s, b: int, cfg: np.ndarray, out: np.ndarray, as_mask: bool) -> int:
     k = 0
     if is_won(s, b, cfg):
         return 0
     cols = cfg[G_COLS]
     if cfg[L_STOCK]:
-        k = _add(s, b, cfg, cfg[L_DRAW], out, k)
-        k = _add(s, b, cfg, cfg[L_DRAW] + 1, out, k)
+        k = _add(s, b, cfg, cfg[L_DRAW], out, k, as_mask)
+        k = _add(s, b, cfg, cfg[L_DRAW] + 1, out, k, as_mask)
     for src in range(cols):
         h = s.tab_len[b, src]
         if h == 0:
@@ -62,39 +64,42 @@ def legal_actions(s, b: int, cfg: np.ndarray, out: np.ndarray) -> int:
             else:
                 n = rank_of(s.tab[b, dst, hd - 1]) - top_rank
             if 1 <= n <= h and n <= MAX_RUN:
-                k = _add(s, b, cfg, enc_tt(cfg, src, dst, n), out, k)
+                k = _add(s, b, cfg, enc_tt(cfg, src, dst, n), out, k, as_mask)
     for src in range(cols):
-        k = _add(s, b, cfg, cfg[L_TF] + src, out, k)
+        k = _add(s, b, cfg, cfg[L_TF] + src, out, k, as_mask)
     if cfg[L_STOCK]:
         for dst in range(cols):
-            k = _add(s, b, cfg, cfg[L_WT] + dst, out, k)
-        k = _add(s, b, cfg, cfg[L_WF], out, k)
+            k = _add(s, b, cfg, cfg[L_WT] + dst, out, k, as_mask)
+        k = _add(s, b, cfg, cfg[L_WF], out, k, as_mask)
     cells = cfg[L_CELLS]
     if cells:
         for src in range(cols):
-            k = _add(s, b, cfg, cfg[L_TC] + src, out, k)
+            k = _add(s, b, cfg, cfg[L_TC] + src, out, k, as_mask)
         for c in range(cells):
             for dst in range(cols):
-                k = _add(s, b, cfg, enc_ct(cfg, c, dst), out, k)
+                k = _add(s, b, cfg, enc_ct(cfg, c, dst), out, k, as_mask)
         for c in range(cells):
-            k = _add(s, b, cfg, cfg[L_CF] + c, out, k)
+            k = _add(s, b, cfg, cfg[L_CF] + c, out, k, as_mask)
     for p in range(cfg[G_PILES]):
         if s.found[b, p] == 0:
             continue
         for dst in range(cols):
-            k = _add(s, b, cfg, enc_ft(cfg, p, dst), out, k)
+            k = _add(s, b, cfg, enc_ft(cfg, p, dst), out, k, as_mask)
     if cells:
         for p in range(cfg[G_PILES]):
-            k = _add(s, b, cfg, cfg[L_FC] + p, out, k)
+            k = _add(s, b, cfg, cfg[L_FC] + p, out, k, as_mask)
     return k
 
 
 @nb.njit(cache=True)
-def legal_mask(s, b: int, cfg: np.ndarray, mask: np.ndarray, scratch: np.ndarray) -> int:
-    """Set ``mask`` (one row, any integer or bool dtype) to 1 at the legal actions of row ``b``,
-    0 elsewhere; return how many are legal. ``scratch`` holds at least ``cfg[L_N]`` int32."""
+def legal_actions(s, b: int, cfg: np.ndarray, out: np.ndarray) -> int:
+    """Write the legal action ids of row ``b`` into ``out`` (ascending); return how many."""
+    return _enumerate(s, b, cfg, out, False)
+
+
+@nb.njit(cache=True)
+def legal_mask(s, b: int, cfg: np.ndarray, mask: np.ndarray) -> int:
+    """Set ``mask`` (one row of ``cfg[L_N]``, integer dtype) to 1 at the legal actions of row
+    ``b`` and 0 elsewhere; return how many are legal."""
     mask[:] = 0
-    n = legal_actions(s, b, cfg, scratch)
-    for i in range(n):
-        mask[scratch[i]] = 1
-    return n
+    return _enumerate(s, b, cfg, mask, True)
