@@ -1,6 +1,7 @@
 """solitaire_gym: Double Solitaire, Solitaire Réfléchi and Seahaven Towers as RL environments."""
 
 from solitaire_gym.engine.variants import Variant, parse_code
+from solitaire_gym.envs import SolitaireEnv, SolitaireVectorEnv, register_envs
 from solitaire_gym.errors import (
     GameCodeError,
     IllegalMoveError,
@@ -11,6 +12,8 @@ from solitaire_gym.errors import (
 )
 from solitaire_gym.game import Game
 
+register_envs()
+
 __version__ = "0.1.0"
 
 __all__ = [
@@ -19,7 +22,9 @@ __all__ = [
     "IllegalMoveError",
     "MoveSyntaxError",
     "PositionError",
+    "SolitaireEnv",
     "SolitaireError",
+    "SolitaireVectorEnv",
     "UndoError",
     "Variant",
     "parse_code",

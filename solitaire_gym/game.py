@@ -19,7 +19,6 @@ from typing import Any
 import numpy as np
 
 from solitaire_gym.engine import actions, movegen, play, position, rules, taps
-from solitaire_gym.engine.cards import card_symbol, parse_card
 from solitaire_gym.engine.scoring import score_text
 from solitaire_gym.engine.shuffle import deal_into
 from solitaire_gym.engine.state import State, allocate, copy_state
@@ -30,6 +29,7 @@ from solitaire_gym.engine.variants import (
     parse_code,
 )
 from solitaire_gym.errors import IllegalMoveError, MoveSyntaxError, UndoError
+from solitaire_gym.rendering.ansi import board_text
 
 _WHERE_RE = re.compile(r"^(?:(w)|([tc])([1-9]\d*))$")
 
@@ -172,20 +172,7 @@ class Game:
             except IllegalMoveError as e:
                 return -1, str(e)
         code = int(rules.check_move(self._s, 0, self._cfg, a))
-        if code == 0:
-            return a, None
-        kind, src, _dst, n = actions.decode(self._cfg, a)
-        src_name = self._source_name(kind, src)
-        return a, rules.reason_text(code, src_name, n)
-
-    def _source_name(self, kind: int, src: int) -> str:
-        if kind in (actions.K_TT, actions.K_TF, actions.K_TC):
-            return f"t{src + 1}"
-        if kind in (actions.K_CT, actions.K_CF):
-            return f"c{src + 1}"
-        if kind in (actions.K_FT, actions.K_FC):
-            return f"f{src + 1}"
-        return "w"
+        return a, (None if code == 0 else rules.refusal_text(self._cfg, a, code))
 
     def explain(self, move: str | int) -> str | None:
         """None if ``move`` is legal now, else the rule that forbids it, in plain words."""
@@ -258,23 +245,4 @@ class Game:
     __hash__ = None  # type: ignore[assignment]
 
     def __str__(self) -> str:
-        d = self.to_dict()
-        lines = [f"{self._variant.name}  {self.code}  score {self.score_text}  moves {self.moves}"]
-
-        def show(name: str | None) -> str:
-            if name is None:
-                return "--"
-            hidden = name.endswith("*")
-            return "##" if hidden else card_symbol(parse_card(name))
-
-        lines.append("foundations: " + " ".join(show(x) for x in d["foundations"]))
-        if "cells" in d:
-            lines.append("cells:       " + " ".join(show(x) for x in d["cells"]))
-        else:
-            waste = " ".join(show(x) for x in d["waste"][-3:])
-            lines.append(f"stock: {len(d['stock'])} cards   waste ({len(d['waste'])}): {waste}")
-        for i, col in enumerate(d["tableau"]):
-            lines.append(f"t{i + 1:<3}" + " ".join(f"{show(x):>3}" for x in col))
-        if self.won:
-            lines.append("won")
-        return "\n".join(lines)
+        return board_text(self.to_dict(), won=self.won)

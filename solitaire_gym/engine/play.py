@@ -5,6 +5,8 @@ record*, an ``int64`` that :func:`undo_record` uses to restore the exact earlier
 score. A solver keeps these records on its own stack; :func:`play` and :func:`undo` keep them in
 the batch's ring buffer (``State.hist``, depth chosen per batch, 0 for none).
 
+The player's knowledge (``tab_unknown``, ``stock_unknown``) only grows: undo leaves it.
+
 Record bits: 0–10 action, 11–17 card count (moves, draws and turn-overs), 18 a card was turned
 face up, 19–21 foundation pile, 22–23 free cell, 32–63 the score before the action.
 """
@@ -138,6 +140,10 @@ def apply(s, b: int, cfg: np.ndarray, a: int) -> np.int64:
         cell = first_empty_cell(s, b, cfg)
         s.found[b, src] -= 1
         s.cells[b, cell] = pile_suit(cfg, src) * 13 + s.found[b, src]
+    if flipped and s.tab_unknown[b, src] > s.tab_down[b, src]:
+        s.tab_unknown[b, src] = s.tab_down[b, src]
+    if s.stock_unknown[b] > s.stock_len[b]:
+        s.stock_unknown[b] = s.stock_len[b]
     prev = s.score[b]
     s.score[b] = new_score(cfg, prev, score_delta(cfg, kind, flipped))
     s.moves[b] += 1

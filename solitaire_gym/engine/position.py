@@ -123,6 +123,7 @@ def from_dict(d: Any, s: State, b: int) -> tuple[Variant, int]:
             raise PositionError(f"{name}: its top card is face down; the app turns it over at once")
         tmp.tab_len[0, c] = len(col)
         tmp.tab_down[0, c] = down
+        tmp.tab_unknown[0, c] = down
         if variant.game == DOUBLE and col:
             up = len(col) - down
             if in_sequence_len(tmp, 0, cfg, c) < up:
@@ -170,6 +171,7 @@ def from_dict(d: Any, s: State, b: int) -> tuple[Variant, int]:
                 arr[0, i] = card
                 seen[card] += 1
             lens[0] = len(parsed)
+        tmp.stock_unknown[0] = tmp.stock_len[0]
     else:
         cells = d["cells"]
         if not isinstance(cells, list) or len(cells) != variant.cells:

@@ -26,6 +26,7 @@ from solitaire_gym.engine.actions import (
     K_CT,
     K_DRAW,
     K_FC,
+    K_FT,
     K_RECYCLE,
     K_TC,
     K_TF,
@@ -264,7 +265,18 @@ def check_move(s, b: int, cfg: np.ndarray, a: int) -> int:
     return R_OK
 
 
-def reason_text(code: int, src: str = "", n: int = 1) -> str:
-    """Plain words for a :func:`check_move` result."""
+def refusal_text(cfg: np.ndarray, a: int, code: int) -> str:
+    """Plain words for :func:`check_move`'s answer ``code`` (non-zero) about action ``a``."""
     reason, aux = code & 0xFF, code >> 8
-    return REASONS[reason].format(src=src, n=n, aux=aux)
+    if reason == R_BAD_ACTION:
+        return REASONS[reason]
+    kind, src, _dst, n = decode(cfg, a)
+    if kind in (K_TT, K_TF, K_TC):
+        where = f"t{src + 1}"
+    elif kind in (K_CT, K_CF):
+        where = f"c{src + 1}"
+    elif kind in (K_FT, K_FC):
+        where = f"f{src + 1}"
+    else:
+        where = "the waste"
+    return REASONS[reason].format(src=where, n=n, aux=aux)

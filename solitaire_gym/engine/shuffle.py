@@ -64,6 +64,8 @@ def deal_into(s, b: int, cfg: np.ndarray, deal: np.uint64) -> None:
     s.tab[b, :, :] = -1
     s.tab_len[b, :] = 0
     s.tab_down[b, :] = 0
+    s.tab_unknown[b, :] = 0
+    s.stock_unknown[b] = 0
     s.stock[b, :] = -1
     s.waste[b, :] = -1
     s.stock_len[b] = 0
@@ -96,7 +98,9 @@ def deal_into(s, b: int, cfg: np.ndarray, deal: np.uint64) -> None:
     for c in range(cols):
         s.tab_len[b, c] = c + 1
         s.tab_down[b, c] = c if cfg[G_GAME] == DOUBLE else 0
+        s.tab_unknown[b, c] = s.tab_down[b, c]
     rest = n - k
     for i in range(rest):
         s.stock[b, rest - 1 - i] = d[k + i] % 52
     s.stock_len[b] = rest
+    s.stock_unknown[b] = rest

@@ -13,6 +13,11 @@ Index layout of one row::
                                       pile's suit: pile p holds suit p//2 in Double Solitaire, p else)
     cells[b, k]                       card in free cell k, or EMPTY
     hist[b, (hist_top[b] - i) % H]    undo record of the i-th last action, i < hist_len[b]
+
+A card the player has seen stays known: a face-down card turned over and turned back by an undo,
+a stock card drawn and put back by an undo or a turn-over. Face-down cards never move and the stock
+is only drawn from the top, so "never seen" is a count at the bottom of each pile: the minimum the
+pile's face-down count (stock length) has reached.
 """
 
 from __future__ import annotations
@@ -40,6 +45,9 @@ State = namedtuple(
         "hist",  # (B, H) int64  undo records (ring buffer), H = undo depth (may be 0)
         "hist_len",  # (B,) int32  undoable records
         "hist_top",  # (B,) int32  ring index of the next record
+        # What the player has seen (the information state; never rolled back by undo):
+        "tab_unknown",  # (B, 10) int8  bottom cards of each column never seen (<= tab_down)
+        "stock_unknown",  # (B,) int16  bottom cards of the stock never seen (<= stock_len)
     ],
 )
 
@@ -65,6 +73,8 @@ def allocate(batch: int, n_cards: int, undo_depth: int = 0) -> State:
         hist=np.zeros((batch, undo_depth), np.int64),
         hist_len=np.zeros(batch, np.int32),
         hist_top=np.zeros(batch, np.int32),
+        tab_unknown=np.zeros((batch, 10), np.int8),
+        stock_unknown=np.zeros(batch, np.int16),
     )
 
 

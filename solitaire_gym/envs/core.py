@@ -1,0 +1,258 @@
+"""What the single env, the vector env and the SB3 adapter share: options and their validation,
+deal splits, and :class:`EnvCore`, a batch of games with its env-side buffers (rewards, masks,
+observations) stepped by ``kernels.step_rows``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+
+from solitaire_gym.engine import actions as engine_actions
+from solitaire_gym.engine import position
+from solitaire_gym.engine.batch import Batch
+from solitaire_gym.engine.rules import R_BAD_ACTION, refusal_text
+from solitaire_gym.engine.variants import (
+    G_COLS,
+    L_CELLS,
+    L_STOCK,
+    MAX_DEAL,
+    SEAHAVEN,
+    Variant,
+    parse_code,
+)
+from solitaire_gym.envs import kernels
+from solitaire_gym.envs.observation import obs_size
+from solitaire_gym.errors import GameCodeError
+
+# ---- deal splits -------------------------------------------------------------------------------
+EVAL_SPLIT_END = 2**20
+"""Deal numbers ``0 … 2^20 − 1`` (codes ``AAA····`` to ``AAD7777``) are the **evaluation split**;
+``2^20 … 2^35 − 1`` the **training split**. Envs draw training deals unless told otherwise, so an
+agent is judged on deals it never trained on."""
+
+SPLITS = {"train": (EVAL_SPLIT_END, MAX_DEAL + 1), "eval": (0, EVAL_SPLIT_END)}
+
+
+def sample_deals(rng: np.random.Generator, n: int, split: str) -> np.ndarray:
+    lo, hi = SPLITS[split]
+    return rng.integers(lo, hi, size=n, dtype=np.int64)
+
+
+# ---- options -----------------------------------------------------------------------------------
+REWARD_MODES = {"app": kernels.REWARD_APP, "fair": kernels.REWARD_FAIR, "win": kernels.REWARD_WIN}
+ACTION_MODES = {"move": kernels.MODE_MOVE, "tap": kernels.MODE_TAP}
+DEFAULT_MAX_EPISODE_STEPS = {"DS1": 2000, "TF1": 1000, "SH1": 500}
+
+
+@dataclass(frozen=True)
+class EnvOptions:
+    """Validated env arguments (see the env docstrings)."""
+
+    variant: Variant
+    reward_mode: str = "app"
+    action_mode: str = "move"
+    undo: bool = False
+    illegal_action: str = "penalty"
+    illegal_penalty: float = 0.0
+    split: str = "train"
+
+    @classmethod
+    def build(
+        cls,
+        game: str,
+        *,
+        draw: int | None = None,
+        scoring: str | None = None,
+        cells: int | None = None,
+        reward_mode: str = "app",
+        action_mode: str = "move",
+        undo: bool = False,
+        illegal_action: str = "penalty",
+        illegal_penalty: float = 0.0,
+        split: str = "train",
+    ) -> EnvOptions:
+        probe = Variant.from_names(game)
+        if probe.game == SEAHAVEN:
+            if draw is not None or scoring is not None:
+                raise GameCodeError(
+                    "Seahaven Towers has no stock: 'draw' and 'scoring' are not its options"
+                )
+        elif cells is not None:
+            raise GameCodeError(f"{probe.name} has no free cells: 'cells' is not its option")
+        variant = Variant.from_names(
+            game,
+            draw=1 if draw is None else draw,
+            scoring="normal" if scoring is None else scoring,
+            cells=4 if cells is None else cells,
+        )
+
+        def pick(name: str, value: Any, allowed) -> None:
+            if value not in allowed:
+                raise ValueError(f"{name}={value!r} is not one of {sorted(allowed)}")
+
+        pick("reward_mode", reward_mode, REWARD_MODES)
+        pick("action_mode", action_mode, ACTION_MODES)
+        pick("illegal_action", illegal_action, ("penalty", "raise"))
+        pick("split", split, SPLITS)
+        if not isinstance(undo, bool):
+            raise ValueError(f"undo must be True or False, not {undo!r}")
+        penalty = float(illegal_penalty)
+        if not np.isfinite(penalty) or penalty < 0:
+            raise ValueError(
+                f"illegal_penalty must be a finite number >= 0, not {illegal_penalty!r}"
+            )
+        return cls(variant, reward_mode, action_mode, undo, illegal_action, penalty, split)
+
+
+class EnvCore:
+    """``num`` games with the env's buffers. Row-wise operations; no episode bookkeeping."""
+
+    def __init__(self, opts: EnvOptions, num: int) -> None:
+        self.opts = opts
+        self.variant = opts.variant
+        depth = opts.variant.undo_depth if opts.undo else 0
+        self.batch = Batch(opts.variant, num, undo_depth=depth)
+        self.state = self.batch.state
+        self.cfg = self.batch.cfg
+        self.num = num
+        self.mode = ACTION_MODES[opts.action_mode]
+        self.reward_mode = REWARD_MODES[opts.reward_mode]
+        self.n_actions = kernels.n_env_actions(self.cfg, self.mode, opts.undo)
+        self.n_base = self.n_actions - int(opts.undo)
+        self.obs_dim = obs_size(opts.variant.n_cards)
+        self.obs = np.zeros((num, self.obs_dim), np.float32)
+        self.masks = np.zeros((num, self.n_actions), np.int8)
+        self.counts = np.zeros(num, np.int32)
+        self.won = np.zeros(num, np.bool_)
+        self.rewards = np.zeros(num, np.float32)
+        self.reasons = np.zeros(num, np.int64)
+        self.engine_act = np.zeros(num, np.int64)
+        self.deals = np.zeros(num, np.int64)
+        self.codes = np.empty(num, dtype=object)
+
+    # spaces
+    def observation_space(self) -> spaces.Box:
+        return spaces.Box(0.0, 4.0, shape=(self.obs_dim,), dtype=np.float32)
+
+    def action_space(self) -> spaces.Discrete:
+        return spaces.Discrete(self.n_actions)
+
+    # rows
+    def refresh(self, rows: np.ndarray) -> None:
+        kernels.refresh_rows(
+            self.state, self.cfg, self.mode, self.n_base, self.opts.undo,
+            rows, self.masks, self.counts, self.won, self.obs,
+        )  # fmt: skip
+
+    def deal(self, rows: np.ndarray, deals: np.ndarray) -> None:
+        rows = np.asarray(rows, np.int64)
+        deals = np.asarray(deals, np.int64)
+        self.batch.deal(deals, rows)
+        self.deals[rows] = deals
+        for r, d in zip(rows.tolist(), deals.tolist(), strict=True):
+            self.codes[r] = self.variant.code(d)
+        self.refresh(rows)
+
+    def set_position(self, row: int, d: dict) -> None:
+        variant, deal = position.variant_of(d)
+        self.check_variant(variant, "state")
+        position.from_dict(d, self.state, row)
+        self.deals[row] = deal
+        self.codes[row] = variant.code(deal)
+        self.refresh(np.array([row], np.int64))
+
+    def check_variant(self, variant: Variant, what: str) -> None:
+        if variant != self.variant:
+            raise GameCodeError(
+                f"{what} is a {variant.tag} game; this env plays {self.variant.tag}"
+            )
+
+    def deal_from_options(self, options: dict | None, rng: np.random.Generator, n: int):
+        """Deal numbers (or a position) asked for by ``reset(options=...)``; None: sample."""
+        options = options or {}
+        unknown = sorted(set(options) - {"code", "deal", "state", "reset_mask"})
+        if unknown:
+            raise ValueError(f"unknown reset option {unknown[0]!r}: use 'code', 'deal' or 'state'")
+        given = [k for k in ("code", "deal", "state") if options.get(k) is not None]
+        if len(given) > 1:
+            raise ValueError(f"reset options {given} conflict: give one of 'code', 'deal', 'state'")
+        if not given:
+            return sample_deals(rng, n, self.opts.split)
+        key = given[0]
+        if key == "state":
+            return options["state"]
+        values = options[key]
+        values = [values] if isinstance(values, (str, int, np.integer)) else list(values)
+        if len(values) != n:
+            raise ValueError(f"reset option {key!r} gives {len(values)} values for {n} games")
+        out = []
+        for v in values:
+            if key == "code":
+                variant, deal = parse_code(v)
+                self.check_variant(variant, f"code {v!r}")
+            else:
+                self.variant.code(v)  # validates the number
+                deal = int(v)
+            out.append(deal)
+        return np.array(out, np.int64)
+
+    def step(self, act: np.ndarray) -> None:
+        kernels.step_rows(
+            self.state, self.cfg, self.mode, self.n_base, self.opts.undo,
+            self.reward_mode, self.opts.illegal_penalty, act,
+            self.rewards, self.reasons, self.engine_act,
+            self.masks, self.counts, self.won, self.obs,
+        )  # fmt: skip
+
+    def refusal(self, row: int) -> str:
+        code = int(self.reasons[row])
+        if code == kernels.R_NOTHING_TO_UNDO:
+            return "nothing to undo"
+        e = int(self.engine_act[row])
+        if e == kernels.ACT_NONE or code == R_BAD_ACTION:
+            return "this tap finds no move for the card"
+        return refusal_text(self.cfg, e, code)
+
+    # action names
+    def action_to_move(self, a: int) -> str:
+        a = self.check_action(a)
+        if a == self.n_base:
+            return "undo"
+        if self.mode == kernels.MODE_MOVE:
+            return engine_actions.action_to_move(self.cfg, a)
+        return self.tap_names()[a]
+
+    def move_to_action(self, move: str) -> int:
+        if isinstance(move, str) and move.strip().lower() == "undo" and self.opts.undo:
+            return self.n_base
+        if self.mode == kernels.MODE_MOVE:
+            return engine_actions.move_to_action(self.cfg, move)
+        names = self.tap_names()
+        text = move.strip().lower() if isinstance(move, str) else move
+        if text not in names:
+            raise ValueError(f"{move!r} is not a tap action; expected one of {names}")
+        return names.index(text)
+
+    def tap_names(self) -> list[str]:
+        cols, cells, stock = int(self.cfg[G_COLS]), int(self.cfg[L_CELLS]), bool(self.cfg[L_STOCK])
+        names = ["tap stock"] if stock else []
+        names += [f"double tap t{c + 1}" for c in range(cols)]
+        names += ["double tap w"] if stock else []
+        names += [f"double tap c{k + 1}" for k in range(cells)]
+        return names
+
+    def check_action(self, a: Any) -> int:
+        if isinstance(a, np.ndarray) and a.shape == ():
+            a = a.item()
+        if not isinstance(a, (int, np.integer)) or isinstance(a, bool):
+            raise ValueError(f"action must be an integer in 0 … {self.n_actions - 1}, not {a!r}")
+        if not 0 <= int(a) < self.n_actions:
+            raise ValueError(f"action {a} is outside the action space 0 … {self.n_actions - 1}")
+        return int(a)
+
+    def to_dict(self, row: int) -> dict:
+        return position.to_dict(self.state, row, self.variant, int(self.deals[row]))

@@ -1,0 +1,174 @@
+"""Compiled env step: env action -> engine action, play, reward, mask and observation, for every
+row of a batch in one ``prange`` loop. Rules come from the engine; this file only wires them.
+
+Env action spaces (``mode``):
+
+* ``MODE_MOVE``: the engine's action layout (``engine/actions.py``), one id per move.
+* ``MODE_TAP``: the apps' taps. Id 0 taps the stock (``draw``, or ``recycle`` when it is empty;
+  Klondike games only), then one id per double tap on t1 … tC, the waste (Klondike games) and
+  c1 … c4 (Seahaven): the app picks the target (``engine/taps.py``).
+
+With ``undo`` on, one more id (the last) undoes the last action.
+"""
+
+from __future__ import annotations
+
+import numba as nb
+import numpy as np
+
+from solitaire_gym.engine.actions import K_FC, K_FT, K_TF, decode
+from solitaire_gym.engine.movegen import legal_mask
+from solitaire_gym.engine.play import play, undo
+from solitaire_gym.engine.rules import R_BAD_ACTION, check_move, is_won
+from solitaire_gym.engine.scoring import score_delta
+from solitaire_gym.engine.taps import WHERE_CELL, WHERE_WASTE, double_tap
+from solitaire_gym.engine.variants import G_COLS, L_CELLS, L_DRAW, L_N, L_STOCK
+from solitaire_gym.envs.observation import observe
+
+MODE_MOVE = 0
+MODE_TAP = 1
+
+REWARD_APP = 0
+REWARD_FAIR = 1
+REWARD_WIN = 2
+
+ACT_UNDO = -2  # engine-side marker: the env's undo action
+ACT_NONE = -3  # engine-side marker: a tap that finds nothing
+R_NOTHING_TO_UNDO = 250  # reason code beside rules.R_*: undo with an empty history
+
+
+def tap_size(cfg: np.ndarray) -> int:
+    return int(cfg[L_STOCK]) + int(cfg[G_COLS]) + int(cfg[L_STOCK]) + int(cfg[L_CELLS])
+
+
+def n_env_actions(cfg: np.ndarray, mode: int, undo_on: bool) -> int:
+    base = int(cfg[L_N]) if mode == MODE_MOVE else tap_size(cfg)
+    return base + int(undo_on)
+
+
+@nb.njit(cache=True)
+def tap_where(cfg: np.ndarray, i: int) -> int:
+    """Tap id (after the stock tap) -> the ``where`` that ``engine/taps.py`` takes."""
+    cols = cfg[G_COLS]
+    if i < cols:
+        return i
+    if cfg[L_STOCK]:
+        return WHERE_WASTE
+    return WHERE_CELL + i - cols
+
+
+@nb.njit(cache=True)
+def to_engine(s, b: int, cfg: np.ndarray, mode: int, n_base: int, a: int) -> int:
+    """Env action -> engine action id, ``ACT_UNDO`` or ``ACT_NONE``."""
+    if a == n_base:
+        return ACT_UNDO
+    if mode == MODE_MOVE:
+        return a
+    if cfg[L_STOCK]:
+        if a == 0:
+            return cfg[L_DRAW] if s.stock_len[b] > 0 else cfg[L_DRAW] + 1
+        a -= 1
+    e = double_tap(s, b, cfg, tap_where(cfg, a))
+    return e if e >= 0 else ACT_NONE
+
+
+@nb.njit(cache=True)
+def env_mask(s, b: int, cfg: np.ndarray, mode: int, n_base: int, undo_on: bool, mask) -> int:
+    """Legal env actions of row ``b`` into ``mask``; returns how many."""
+    if mode == MODE_MOVE:
+        n = legal_mask(s, b, cfg, mask[:n_base])
+    else:
+        mask[:] = 0
+        n = 0
+        if not is_won(s, b, cfg):
+            for a in range(n_base):
+                e = to_engine(s, b, cfg, mode, n_base, a)
+                if e >= 0 and check_move(s, b, cfg, e) == 0:
+                    mask[a] = 1
+                    n += 1
+    if undo_on:
+        mask[n_base] = 1 if s.hist_len[b] > 0 else 0
+        n += mask[n_base]
+    return n
+
+
+@nb.njit(cache=True)
+def step_row(
+    s, b: int, cfg: np.ndarray, mode: int, n_base: int, reward_mode: int, penalty: float, a: int
+) -> tuple[float, int, int]:
+    """Play env action ``a`` in row ``b``. Returns (reward, reason, engine action)."""
+    e = to_engine(s, b, cfg, mode, n_base, a)
+    before = s.score[b]
+    was_won = is_won(s, b, cfg)
+    if e == ACT_UNDO:
+        if not undo(s, b, cfg):
+            return -penalty, R_NOTHING_TO_UNDO, e
+    elif e == ACT_NONE:
+        return -penalty, R_BAD_ACTION, e
+    else:
+        r = check_move(s, b, cfg, e)
+        if r != 0:
+            return -penalty, r, e
+        play(s, b, cfg, e)
+    if reward_mode == REWARD_WIN:
+        return (1.0 if is_won(s, b, cfg) and not was_won else 0.0), 0, e
+    reward = float(s.score[b] - before)
+    if reward_mode == REWARD_FAIR and e >= 0:
+        kind = decode(cfg, e)[0]
+        if kind == K_FT or kind == K_FC:
+            reward -= score_delta(cfg, K_TF, False)
+    return reward, 0, e
+
+
+@nb.njit(cache=True, parallel=True)
+def step_rows(
+    s,
+    cfg: np.ndarray,
+    mode: int,
+    n_base: int,
+    undo_on: bool,
+    reward_mode: int,
+    penalty: float,
+    act: np.ndarray,
+    rewards: np.ndarray,
+    reasons: np.ndarray,
+    engine_act: np.ndarray,
+    masks: np.ndarray,
+    counts: np.ndarray,
+    won: np.ndarray,
+    obs: np.ndarray,
+) -> None:
+    """Step every row whose ``act`` is >= 0 (others only refresh mask and observation)."""
+    for b in nb.prange(act.shape[0]):
+        if act[b] >= 0:
+            rw, rs, e = step_row(s, b, cfg, mode, n_base, reward_mode, penalty, act[b])
+            rewards[b] = rw
+            reasons[b] = rs
+            engine_act[b] = e
+        else:
+            rewards[b] = 0.0
+            reasons[b] = 0
+        counts[b] = env_mask(s, b, cfg, mode, n_base, undo_on, masks[b])
+        won[b] = is_won(s, b, cfg)
+        observe(s, b, cfg, obs[b])
+
+
+@nb.njit(cache=True, parallel=True)
+def refresh_rows(
+    s,
+    cfg: np.ndarray,
+    mode: int,
+    n_base: int,
+    undo_on: bool,
+    rows: np.ndarray,
+    masks: np.ndarray,
+    counts: np.ndarray,
+    won: np.ndarray,
+    obs: np.ndarray,
+) -> None:
+    """Recompute mask, legal count, won flag and observation of the given rows."""
+    for i in nb.prange(rows.shape[0]):
+        b = rows[i]
+        counts[b] = env_mask(s, b, cfg, mode, n_base, undo_on, masks[b])
+        won[b] = is_won(s, b, cfg)
+        observe(s, b, cfg, obs[b])

@@ -1,0 +1,115 @@
+"""The observation: the player's information state as a fixed-size float32 vector.
+
+Two blocks, for ``N`` = 52 · copies cards (104 in Double Solitaire):
+
+**Card block** ``(N, 20)``, row ``face · copies + k`` for the ``k``-th copy of card face
+``face = suit · 13 + rank`` (suits ♠ ♥ ♦ ♣, ranks A … K). Copies of one face are ordered by where
+they lie (columns t1 … t10, foundations, waste, stock, cells), unseen copies last.
+
+======  ==============================================================
+column  meaning
+======  ==============================================================
+0–9     lies in column t1 … t10
+10      lies on a foundation
+11      lies in the waste
+12      lies in the stock, and the player has seen it there (a card drawn before and turned
+        back with the waste, or put back by an undo)
+13–16   lies in free cell c1 … c4
+17      **unseen**: the player has never seen this copy (face down, or in the stock before its
+        first draw). Nothing else in the row is set.
+18      cards lying above it in its column, waste or stock, / 32
+19      it is face down (seen before, turned back by an undo)
+======  ==============================================================
+
+**Pile block** (36 values): column lengths / 32 (10), face-down counts / 32 (10), foundation
+heights / 13 (8; unused piles 0), stock size / N, unseen stock cards / N, waste size / N,
+free cell empty and in play (4), empty columns / 10.
+
+An observation never reveals a card the player has not seen: two positions that differ only in
+where the unseen cards lie give the same vector (tested).
+"""
+
+from __future__ import annotations
+
+import numba as nb
+import numpy as np
+
+from solitaire_gym.engine.rules import pile_suit
+from solitaire_gym.engine.variants import G_CARDS, G_CELLS, G_COLS, G_DECKS, G_PILES
+
+CARD_FEATURES = 20
+PILE_FEATURES = 36
+F_FOUND = 10
+F_WASTE = 11
+F_STOCK = 12
+F_CELL = 13
+F_UNSEEN = 17
+F_DEPTH = 18
+F_DOWN = 19
+DEPTH_SCALE = 32.0
+
+
+def obs_size(n_cards: int) -> int:
+    return n_cards * CARD_FEATURES + PILE_FEATURES
+
+
+@nb.njit(cache=True, inline="always")
+def _row(out, count, decks, face):
+    k = count[face]
+    count[face] = k + 1
+    return (face * decks + k) * CARD_FEATURES
+
+
+@nb.njit(cache=True)
+def observe(s, b: int, cfg: np.ndarray, out: np.ndarray) -> None:
+    """Write row ``b``'s observation into ``out`` (1-D float32 of ``obs_size``)."""
+    out[:] = 0.0
+    decks = cfg[G_DECKS]
+    n = cfg[G_CARDS]
+    count = np.zeros(52, np.int64)
+    for c in range(cfg[G_COLS]):
+        h = s.tab_len[b, c]
+        for i in range(s.tab_unknown[b, c], h):
+            r = _row(out, count, decks, s.tab[b, c, i])
+            out[r + c] = 1.0
+            out[r + F_DEPTH] = (h - 1 - i) / DEPTH_SCALE
+            if i < s.tab_down[b, c]:
+                out[r + F_DOWN] = 1.0
+    for p in range(cfg[G_PILES]):
+        suit = pile_suit(cfg, p)
+        for rank in range(s.found[b, p]):
+            r = _row(out, count, decks, suit * 13 + rank)
+            out[r + F_FOUND] = 1.0
+    w = s.waste_len[b]
+    for i in range(w):
+        r = _row(out, count, decks, s.waste[b, i])
+        out[r + F_WASTE] = 1.0
+        out[r + F_DEPTH] = (w - 1 - i) / DEPTH_SCALE
+    sl = s.stock_len[b]
+    for i in range(s.stock_unknown[b], sl):
+        r = _row(out, count, decks, s.stock[b, i])
+        out[r + F_STOCK] = 1.0
+        out[r + F_DEPTH] = (sl - 1 - i) / DEPTH_SCALE
+    for k in range(cfg[G_CELLS]):
+        if s.cells[b, k] >= 0:
+            r = _row(out, count, decks, s.cells[b, k])
+            out[r + F_CELL + k] = 1.0
+    for face in range(52):
+        for k in range(count[face], decks):
+            out[(face * decks + k) * CARD_FEATURES + F_UNSEEN] = 1.0
+    base = n * CARD_FEATURES
+    empty = 0
+    for c in range(cfg[G_COLS]):
+        out[base + c] = s.tab_len[b, c] / DEPTH_SCALE
+        out[base + 10 + c] = s.tab_down[b, c] / DEPTH_SCALE
+        if s.tab_len[b, c] == 0:
+            empty += 1
+    for p in range(cfg[G_PILES]):
+        out[base + 20 + p] = s.found[b, p] / 13.0
+    out[base + 28] = sl / n
+    out[base + 29] = s.stock_unknown[b] / n
+    out[base + 30] = w / n
+    for k in range(cfg[G_CELLS]):
+        if s.cells[b, k] < 0:
+            out[base + 31 + k] = 1.0
+    out[base + 35] = empty / 10.0

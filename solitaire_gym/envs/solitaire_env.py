@@ -1,0 +1,151 @@
+"""The single Gymnasium environment (a batch of one over the engine)."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import gymnasium as gym
+import numpy as np
+
+from solitaire_gym.engine.scoring import score_text
+from solitaire_gym.envs.core import EnvCore, EnvOptions
+from solitaire_gym.errors import IllegalMoveError
+from solitaire_gym.rendering.ansi import board_text
+
+
+class SolitaireEnv(gym.Env):
+    """Double Solitaire, Solitaire Réfléchi or Seahaven Towers, exactly as the apps play them.
+
+    ## Description
+    One game per episode, dealt from a game code (``DS1-D1N-AAAAAAB`` …) that reproduces it. The
+    rules are RULES.md's and live in ``solitaire_gym.engine``; this class only wires them.
+
+    ## Action Space
+    ``Discrete(N)``. ``action_mode="move"`` (default): one id per move of RULES.md's notation,
+    runs of every length included — Double Solitaire 1029, Solitaire Réfléchi 591, Seahaven
+    Towers 1278 (the layout is documented in ``solitaire_gym/engine/actions.py`` and does not
+    depend on the options). ``action_mode="tap"``: the apps' taps — tap the stock, or double-tap
+    the top card of a column, the waste or a cell and let the app pick the target (DS 11, TF 9,
+    SH 14). ``undo=True`` adds one last id that undoes the last action (app depth).
+    :meth:`action_to_move` and :meth:`move_to_action` translate.
+
+    ## Observation Space
+    ``Box(0, 4, (D,), float32)``, the player's information state: D = 2116 (Double Solitaire) or
+    1076. Field by field in ``solitaire_gym/envs/observation.py``. Unseen cards (face down, the
+    stock before its first draw) are "unseen"; cards seen in the waste stay known after a turn-over.
+
+    ## Legal Actions Mask
+    :meth:`action_masks` (what sb3-contrib's MaskablePPO calls) and ``info["action_mask"]``:
+    int8 of length N, so ``action_space.sample(mask)`` works. Never all zero before the end.
+
+    ## Rewards
+    ``reward_mode="app"`` (default): the change in the app's score (Vegas: dollars). The apps give
+    points for a card placed on a foundation and take none back when it is taken off again, so a
+    policy can farm points by cycling a card between a foundation and the tableau: a known
+    loophole of the apps' tables, kept for fidelity. ``"fair"``: the same, but a take-back costs
+    what placing the card earned, so no cycle gains anything. ``"win"``: 1 on the winning move.
+    An illegal action: reward ``-illegal_penalty`` (default 0).
+
+    ## Episode End
+    Terminated when the game is won or no legal move is left (``info["stuck"]``). Truncated by
+    ``max_episode_steps`` (registered defaults: Double Solitaire 2000, Solitaire Réfléchi 1000,
+    Seahaven Towers 500 steps).
+
+    ## Arguments
+    ``game`` ("double_solitaire", "solitaire_reflechi", "seahaven_towers"), ``draw`` (1 or 3;
+    Klondike games), ``scoring`` ("normal" or "vegas"; Double Solitaire), ``cells`` (4, 2 or 1;
+    Seahaven), ``reward_mode``, ``action_mode``, ``undo``, ``illegal_action`` ("penalty": the
+    position does not change and ``info["illegal_move"]`` holds the rule; "raise": raise
+    :class:`~solitaire_gym.IllegalMoveError`), ``illegal_penalty``, ``split`` ("train" or "eval":
+    which deal numbers a reset without options draws from; see ``envs/core.py``),
+    ``render_mode`` ("ansi").
+
+    ``reset(seed=..., options={"code": "..."} | {"deal": n} | {"state": Game.to_dict()})``.
+
+    ## Registered Versions
+    ``solitaire_gym/DoubleSolitaire-v0``, ``solitaire_gym/SolitaireReflechi-v0``,
+    ``solitaire_gym/SeahavenTowers-v0``.
+
+    ## Version History
+    v0: first release.
+    """
+
+    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi"], "render_fps": 4}
+
+    def __init__(
+        self, game: str = "seahaven_towers", *, render_mode: str | None = None, **kwargs: Any
+    ):
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(
+                f"render_mode={render_mode!r} is not one of {self.metadata['render_modes']}"
+            )
+        self.options = EnvOptions.build(game, **kwargs)
+        self.render_mode = render_mode
+        self._core = EnvCore(self.options, 1)
+        self.observation_space = self._core.observation_space()
+        self.action_space = self._core.action_space()
+        self._act = np.zeros(1, np.int64)
+        self._rows = np.zeros(1, np.int64)
+        self._started = False
+
+    # ---- API ----------------------------------------------------------------------------------
+    def reset(self, *, seed: int | None = None, options: dict | None = None):
+        super().reset(seed=seed)
+        how = self._core.deal_from_options(options, self.np_random, 1)
+        if isinstance(how, dict):
+            self._core.set_position(0, how)
+        else:
+            self._core.deal(self._rows, how)
+        self._started = True
+        return self._core.obs[0].copy(), self._info()
+
+    def step(self, action):
+        if not self._started:
+            raise gym.error.ResetNeeded("call reset() before step()")
+        self._act[0] = self._core.check_action(action)
+        self._core.step(self._act)  # an illegal action changes nothing but the reason buffer
+        info = self._info()
+        if self._core.reasons[0] != 0:
+            info["illegal_move"] = self._core.refusal(0)
+            if self.options.illegal_action == "raise":
+                raise IllegalMoveError(info["illegal_move"])
+        terminated = bool(info["won"] or info["stuck"])
+        return self._core.obs[0].copy(), float(self._core.rewards[0]), terminated, False, info
+
+    def action_masks(self) -> np.ndarray:
+        """int8 mask of the legal actions (for MaskablePPO)."""
+        return self._core.masks[0].copy()
+
+    def action_to_move(self, action: int) -> str:
+        return self._core.action_to_move(action)
+
+    def move_to_action(self, move: str) -> int:
+        return self._core.move_to_action(move)
+
+    @property
+    def code(self) -> str:
+        return self._core.codes[0]
+
+    def to_dict(self) -> dict:
+        """The current position (hidden cards included: for replay and debugging, not for agents)."""
+        return self._core.to_dict(0)
+
+    def render(self) -> str | None:
+        if self.render_mode == "ansi":
+            return board_text(self.to_dict(), won=bool(self._core.won[0]))
+        return None
+
+    # ---- helpers ------------------------------------------------------------------------------
+    def _info(self) -> dict[str, Any]:
+        s = self._core.state
+        won = bool(self._core.won[0])
+        score = int(s.score[0])
+        return {
+            "code": self._core.codes[0],
+            "score": score,
+            "score_text": score_text(score, self.options.variant.vegas),
+            "moves": int(s.moves[0]),
+            "action_mask": self._core.masks[0].copy(),
+            "won": won,
+            "stuck": (not won) and int(self._core.counts[0]) == 0,
+        }

@@ -1,0 +1,172 @@
+"""The natively batched Gymnasium vector env: every game stepped in one compiled call."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import numpy as np
+from gymnasium.vector import VectorEnv
+from gymnasium.vector.utils import batch_space
+from gymnasium.vector.vector_env import AutoresetMode
+
+from solitaire_gym.envs.core import DEFAULT_MAX_EPISODE_STEPS, EnvCore, EnvOptions, sample_deals
+from solitaire_gym.rendering.ansi import board_text
+
+
+class SolitaireVectorEnv(VectorEnv):
+    """``num_envs`` games of one variant in one engine batch (``gym.make_vec(id, num_envs=n)``).
+
+    Same arguments, spaces, rewards and episode ends as :class:`SolitaireEnv`, plus
+    ``max_episode_steps`` (default: the registered value of the game). Autoreset is
+    ``AutoresetMode.NEXT_STEP``: the step after an episode ends resets that game (its action is
+    ignored, reward 0). ``info`` holds arrays over the games: ``action_mask`` ``(n, N)`` int8,
+    ``code``, ``deal``, ``score``, ``moves``, ``won``, ``stuck``, ``illegal_move`` (the rule, or ""),
+    each with its ``_key`` presence mask. :meth:`action_masks` returns the ``(n, N)`` masks.
+    ``reset(options=...)`` takes ``{"code": [...]}`` or ``{"deal": [...]}`` (one per game) and
+    ``"reset_mask"`` (which games to reset).
+    """
+
+    metadata: ClassVar[dict[str, Any]] = {
+        "autoreset_mode": AutoresetMode.NEXT_STEP,
+        "render_modes": ["ansi"],
+    }
+
+    def __init__(
+        self,
+        num_envs: int = 1,
+        game: str = "seahaven_towers",
+        *,
+        max_episode_steps: int | None = None,
+        render_mode: str | None = None,
+        **kwargs: Any,
+    ) -> None:
+        if not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
+            raise ValueError(f"num_envs must be a positive integer, not {num_envs!r}")
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode={render_mode!r} is not one of ['ansi']")
+        self.options = EnvOptions.build(game, **kwargs)
+        self.num_envs = int(num_envs)
+        if max_episode_steps is None:
+            max_episode_steps = DEFAULT_MAX_EPISODE_STEPS[self.options.variant.prefix]
+        if not isinstance(max_episode_steps, (int, np.integer)) or max_episode_steps < 1:
+            raise ValueError(
+                f"max_episode_steps must be a positive integer, not {max_episode_steps!r}"
+            )
+        self.max_episode_steps = int(max_episode_steps)
+        self.render_mode = render_mode
+        self._core = EnvCore(self.options, self.num_envs)
+        self.single_observation_space = self._core.observation_space()
+        self.single_action_space = self._core.action_space()
+        self.observation_space = batch_space(self.single_observation_space, self.num_envs)
+        self.action_space = batch_space(self.single_action_space, self.num_envs)
+        self._steps = np.zeros(self.num_envs, np.int64)
+        self._needs_reset = np.zeros(self.num_envs, np.bool_)
+        self._all = np.arange(self.num_envs, dtype=np.int64)
+        self._act = np.zeros(self.num_envs, np.int64)
+        self._started = False
+
+    def reset(self, *, seed: int | list[int] | None = None, options: dict | None = None):
+        if isinstance(seed, (list, tuple)):
+            seed = seed[0] if seed else None
+        super().reset(seed=seed)
+        options = dict(options or {})
+        mask = options.pop("reset_mask", None)
+        rows = self._all if mask is None else self._all[np.asarray(mask, np.bool_)]
+        if mask is not None and not self._started:
+            raise ValueError("the first reset must reset every game (no 'reset_mask')")
+        deals = self._core.deal_from_options(options, self.np_random, rows.size)
+        if isinstance(deals, dict):
+            raise ValueError("the vector env takes 'code' or 'deal' options, not 'state'")
+        self._core.deal(rows, deals)
+        self._steps[rows] = 0
+        self._needs_reset[rows] = False
+        self._started = True
+        return self._core.obs.copy(), self._info(None)
+
+    def step(self, actions):
+        if not self._started:
+            raise RuntimeError("call reset() before step()")
+        act = np.asarray(actions)
+        if act.shape != (self.num_envs,) or not np.issubdtype(act.dtype, np.integer):
+            raise ValueError(f"actions must be {self.num_envs} integers, got {act!r:.80}")
+        if act.size and (act.min() < 0 or act.max() >= self._core.n_actions):
+            bad = int(act[(act < 0) | (act >= self._core.n_actions)][0])
+            raise ValueError(
+                f"action {bad} is outside the action space 0 … {self._core.n_actions - 1}"
+            )
+        self._act[:] = act
+        resetting = self._all[self._needs_reset]
+        if resetting.size:
+            self._act[resetting] = -1
+            self._core.deal(
+                resetting, sample_deals(self.np_random, resetting.size, self.options.split)
+            )
+            self._steps[resetting] = 0
+        self._core.step(self._act)  # resetting rows (action -1) only get mask and observation
+        stepped = ~self._needs_reset
+        self._steps[stepped] += 1
+        won = self._core.won
+        stuck = ~won & (self._core.counts == 0)
+        terminated = stepped & (won | stuck)
+        truncated = stepped & ~terminated & (self._steps >= self.max_episode_steps)
+        self._needs_reset = terminated | truncated
+        info = self._info(stuck)
+        return (
+            self._core.obs.copy(),
+            self._core.rewards.copy(),
+            terminated,
+            truncated,
+            info,
+        )
+
+    def _info(self, stuck) -> dict[str, Any]:
+        core = self._core
+        s = core.state
+        if stuck is None:
+            stuck = ~core.won & (core.counts == 0)
+        illegal = core.reasons != 0
+        texts = np.full(self.num_envs, "", dtype=object)
+        for r in np.flatnonzero(illegal).tolist():
+            texts[r] = core.refusal(r)
+        info = {
+            "action_mask": core.masks.copy(),
+            "code": core.codes.copy(),
+            "deal": core.deals.copy(),
+            "score": s.score.astype(np.int64),
+            "moves": s.moves.astype(np.int64),
+            "won": core.won.copy(),
+            "stuck": np.asarray(stuck, np.bool_).copy(),
+            "illegal_move": texts,
+        }
+        everyone = np.ones(self.num_envs, np.bool_)
+        for key in list(info):
+            info["_" + key] = illegal.copy() if key == "illegal_move" else everyone
+        return info
+
+    def action_masks(self) -> np.ndarray:
+        return self._core.masks.copy()
+
+    def action_to_move(self, action: int) -> str:
+        return self._core.action_to_move(action)
+
+    def move_to_action(self, move: str) -> int:
+        return self._core.move_to_action(move)
+
+    def to_dict(self, index: int) -> dict:
+        return self._core.to_dict(int(index))
+
+    def render(self) -> tuple[str, ...] | None:
+        if self.render_mode != "ansi":
+            return None
+        return tuple(
+            board_text(self._core.to_dict(i), won=bool(self._core.won[i]))
+            for i in range(self.num_envs)
+        )
+
+    @property
+    def bytes_per_game(self) -> int:
+        """Memory per game: engine state plus observation, mask and per-game buffers."""
+        core = self._core
+        per_row = core.obs.nbytes + core.masks.nbytes + core.rewards.nbytes + core.reasons.nbytes
+        per_row += core.engine_act.nbytes + core.counts.nbytes + core.won.nbytes + core.deals.nbytes
+        return core.batch.bytes_per_game + per_row // self.num_envs

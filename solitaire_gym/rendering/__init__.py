@@ -1,0 +1,1 @@
+"""Drawing positions: text (``ansi``) here; pictures come with their own module."""
