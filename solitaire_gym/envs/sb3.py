@@ -1,0 +1,137 @@
+"""A stable-baselines3 ``VecEnv`` over the batched engine (needs the ``agents`` extra).
+
+::
+
+    from sb3_contrib import MaskablePPO
+    from solitaire_gym.envs.sb3 import SB3VecEnv
+
+    model = MaskablePPO("MlpPolicy", SB3VecEnv("seahaven_towers", num_envs=64))
+    model.learn(100_000)
+
+Same-step autoreset, as SB3 expects: when a game ends, ``infos[i]["terminal_observation"]`` holds
+its last observation, ``infos[i]["TimeLimit.truncated"]`` says whether the step limit ended it,
+and the returned observation is already the next game's. ``env_method("action_masks")`` returns
+the whole ``(num_envs, n_actions)`` batch in one call.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from stable_baselines3.common.vec_env import VecEnv
+
+from solitaire_gym.envs.core import DEFAULT_MAX_EPISODE_STEPS, EnvCore, EnvOptions, sample_deals
+
+
+class SB3VecEnv(VecEnv):
+    """``num_envs`` games stepped by one compiled call. Arguments as :class:`SolitaireEnv`, plus
+    ``max_episode_steps`` (default: the registered value of the game) and ``seed``."""
+
+    def __init__(
+        self,
+        game: str = "seahaven_towers",
+        num_envs: int = 16,
+        *,
+        max_episode_steps: int | None = None,
+        seed: int | None = None,
+        **kwargs: Any,
+    ) -> None:
+        if not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
+            raise ValueError(f"num_envs must be a positive integer, not {num_envs!r}")
+        self.options = EnvOptions.build(game, **kwargs)
+        self._core = EnvCore(self.options, int(num_envs))
+        if max_episode_steps is None:
+            max_episode_steps = DEFAULT_MAX_EPISODE_STEPS[self.options.variant.prefix]
+        if max_episode_steps < 1:
+            raise ValueError(f"max_episode_steps must be positive, not {max_episode_steps}")
+        self.max_episode_steps = int(max_episode_steps)
+        super().__init__(int(num_envs), self._core.observation_space(), self._core.action_space())
+        self.render_mode = None
+        self._rng = np.random.default_rng(seed)
+        self._steps = np.zeros(self.num_envs, np.int64)
+        self._all = np.arange(self.num_envs, dtype=np.int64)
+        self._act = np.zeros(self.num_envs, np.int64)
+        self._episode_return = np.zeros(self.num_envs, np.float64)
+
+    # ---- VecEnv API -----------------------------------------------------------------------------
+    def reset(self):
+        if self._seeds[0] is not None:
+            self._rng = np.random.default_rng(self._seeds[0])
+            self._seeds = [None] * self.num_envs
+        self._core.deal(self._all, sample_deals(self._rng, self.num_envs, self.options.split))
+        self._steps[:] = 0
+        self._episode_return[:] = 0
+        self.reset_infos = [{"code": c} for c in self._core.codes]
+        return self._core.obs.copy()
+
+    def step_async(self, actions: np.ndarray) -> None:
+        act = np.asarray(actions).reshape(-1)
+        if act.shape[0] != self.num_envs:
+            raise ValueError(f"expected {self.num_envs} actions, got {act.shape[0]}")
+        if act.min() < 0 or act.max() >= self._core.n_actions:
+            raise ValueError(f"actions must lie in 0 … {self._core.n_actions - 1}")
+        self._act[:] = act
+
+    def step_wait(self):
+        core = self._core
+        core.step(self._act)
+        self._steps += 1
+        rewards = core.rewards.copy()
+        self._episode_return += rewards
+        won = core.won
+        terminated = won | (core.counts == 0)
+        truncated = ~terminated & (self._steps >= self.max_episode_steps)
+        dones = terminated | truncated
+        infos: list[dict[str, Any]] = [{} for _ in range(self.num_envs)]
+        ended = np.flatnonzero(dones)
+        if ended.size:
+            final_obs = core.obs[ended].copy()
+            for j, r in enumerate(ended.tolist()):
+                infos[r] = {
+                    "terminal_observation": final_obs[j],
+                    "TimeLimit.truncated": bool(truncated[r]),
+                    "won": bool(won[r]),
+                    "code": core.codes[r],
+                    "score": int(core.state.score[r]),
+                    "episode": {"r": float(self._episode_return[r]), "l": int(self._steps[r])},
+                }
+            core.deal(ended, sample_deals(self._rng, ended.size, self.options.split))
+            self._steps[ended] = 0
+            self._episode_return[ended] = 0
+        return core.obs.copy(), rewards, dones, infos
+
+    def close(self) -> None:
+        pass
+
+    def _rows(self, indices) -> np.ndarray:
+        if indices is None:
+            return self._all
+        if isinstance(indices, (int, np.integer)):
+            return np.array([indices], np.int64)
+        return np.asarray(list(indices), np.int64)
+
+    def get_attr(self, attr_name: str, indices=None) -> list[Any]:
+        value = getattr(self, attr_name)
+        return [value] * len(self._rows(indices))
+
+    def set_attr(self, attr_name: str, value: Any, indices=None) -> None:
+        setattr(self, attr_name, value)
+
+    def env_method(self, method_name: str, *method_args, indices=None, **method_kwargs):
+        rows = self._rows(indices)
+        if method_name == "action_masks":
+            return self._core.masks[rows].astype(bool)
+        method = getattr(self, method_name)
+        return [method(*method_args, **method_kwargs) for _ in rows]
+
+    def env_is_wrapped(self, wrapper_class, indices=None) -> list[bool]:
+        return [False] * len(self._rows(indices))
+
+    # ---- extras ---------------------------------------------------------------------------------
+    def action_masks(self) -> np.ndarray:
+        """``(num_envs, n_actions)`` bool masks of the current positions."""
+        return self._core.masks.astype(bool)
+
+    def action_to_move(self, action: int) -> str:
+        return self._core.action_to_move(action)

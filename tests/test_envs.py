@@ -1,0 +1,334 @@
+"""Conformance of every registered env and option combination, plus the env-specific behaviour."""
+
+from __future__ import annotations
+
+import pickle
+
+import gymnasium as gym
+import numpy as np
+import pytest
+from gymnasium.utils.env_checker import check_env
+
+import solitaire_gym
+from solitaire_gym import Game, GameCodeError, IllegalMoveError
+from solitaire_gym.envs import ENV_IDS, EVAL_SPLIT_END, SolitaireVectorEnv
+from solitaire_gym.envs.wrappers import RLlibMaskWrapper
+
+DS, TF, SH = ENV_IDS
+
+# Every id with every app option.
+COMBOS = [
+    (DS, {"draw": 1, "scoring": "normal"}),
+    (DS, {"draw": 1, "scoring": "vegas"}),
+    (DS, {"draw": 3, "scoring": "normal"}),
+    (DS, {"draw": 3, "scoring": "vegas"}),
+    (TF, {"draw": 1}),
+    (TF, {"draw": 3}),
+    (SH, {"cells": 4}),
+    (SH, {"cells": 2}),
+    (SH, {"cells": 1}),
+]
+EXTRA = [
+    (SH, {"action_mode": "tap"}),
+    (DS, {"action_mode": "tap", "draw": 3}),
+    (TF, {"undo": True, "reward_mode": "fair"}),
+    (SH, {"undo": True, "action_mode": "tap", "reward_mode": "win"}),
+]
+
+
+def ids(c):
+    return f"{c[0].split('/')[1]}-{'-'.join(f'{k}={v}' for k, v in c[1].items())}"
+
+
+def random_play(env, steps, seed):
+    rng = np.random.default_rng(seed)
+    obs, info = env.reset(seed=seed)
+    trace = [obs]
+    for _ in range(steps):
+        legal = np.flatnonzero(info["action_mask"])
+        obs, r, term, trunc, info = env.step(int(rng.choice(legal)))
+        trace.append((obs, r, term, trunc, info["score"], info["moves"]))
+        if term or trunc:
+            obs, info = env.reset()
+    return trace
+
+
+@pytest.mark.parametrize("combo", COMBOS + EXTRA, ids=ids)
+def test_check_env(combo):
+    env = gym.make(combo[0], **combo[1])
+    check_env(env.unwrapped, skip_render_check=False)
+    obs, info = env.reset(seed=3)
+    assert env.observation_space.contains(obs)
+    assert info["action_mask"].dtype == np.int8 and info["action_mask"].any()
+    assert info["code"].startswith(solitaire_gym.Game.from_code(info["code"]).variant.tag)
+
+
+@pytest.mark.parametrize("combo", COMBOS + EXTRA, ids=ids)
+def test_determinism_masks_and_pickle(combo):
+    a = gym.make(combo[0], **combo[1])
+    b = gym.make(combo[0], **combo[1])
+    ta, tb = random_play(a, 60, 11), random_play(b, 60, 11)
+    for x, y in zip(ta[1:], tb[1:], strict=True):
+        np.testing.assert_array_equal(x[0], y[0])
+        assert x[1:] == y[1:]
+    clone = pickle.loads(pickle.dumps(a))
+    m = a.unwrapped.action_masks()
+    np.testing.assert_array_equal(m, clone.unwrapped.action_masks())
+    act = int(np.flatnonzero(m)[0])
+    o1 = a.step(act)
+    o2 = clone.step(act)
+    np.testing.assert_array_equal(o1[0], o2[0])
+    assert o1[1:4] == o2[1:4]
+
+
+@pytest.mark.parametrize("combo", COMBOS, ids=ids)
+def test_mask_matches_game_legal_moves(combo):
+    env = gym.make(combo[0], **combo[1]).unwrapped
+    rng = np.random.default_rng(5)
+    obs, info = env.reset(seed=5)
+    game = Game.from_code(info["code"])
+    for _ in range(80):
+        mask = info["action_mask"]
+        names = sorted(env.action_to_move(int(a)) for a in np.flatnonzero(mask))
+        assert names == game.legal_moves()
+        if not mask.any():
+            break
+        a = int(rng.choice(np.flatnonzero(mask)))
+        game.play(env.action_to_move(a))
+        assert env.move_to_action(env.action_to_move(a)) == a
+        obs, r, term, trunc, info = env.step(a)
+        assert info["score"] == game.score and info["moves"] == game.moves
+        assert term == (game.won or game.stuck)
+        if term:
+            break
+
+
+@pytest.mark.parametrize("combo", COMBOS, ids=ids)
+def test_vector_env_equals_single_envs(combo):
+    n, steps = 6, 150
+    vec = gym.make_vec(combo[0], num_envs=n, max_episode_steps=40, **combo[1])
+    assert isinstance(vec.unwrapped if hasattr(vec, "unwrapped") else vec, SolitaireVectorEnv)
+    singles = [gym.make(combo[0], max_episode_steps=40, **combo[1]) for _ in range(n)]
+    obs, info = vec.reset(seed=2)
+    for i, env in enumerate(singles):
+        o, inf = env.reset(options={"deal": int(info["deal"][i])})
+        np.testing.assert_array_equal(o, obs[i])
+        np.testing.assert_array_equal(inf["action_mask"], info["action_mask"][i])
+    rng = np.random.default_rng(2)
+    done = np.zeros(n, bool)
+    for _ in range(steps):
+        acts = np.array(
+            [rng.choice(np.flatnonzero(m)) if m.any() else 0 for m in info["action_mask"]]
+        )
+        obs, rew, term, trunc, info = vec.step(acts)
+        for i, env in enumerate(singles):
+            if done[i]:  # next-step autoreset: the vector env dealt a new game
+                o, inf = env.reset(options={"deal": int(info["deal"][i])})
+                r, te, tr = 0.0, False, False
+            else:
+                o, r, te, tr, inf = env.step(int(acts[i]))
+            np.testing.assert_array_equal(o, obs[i])
+            np.testing.assert_array_equal(inf["action_mask"], info["action_mask"][i])
+            assert (r, te, tr) == (rew[i], term[i], trunc[i])
+            assert inf["score"] == info["score"][i]
+        done = term | trunc
+
+
+def test_vector_env_metadata_and_errors():
+    from gymnasium.vector import AutoresetMode
+
+    vec = gym.make_vec(SH, num_envs=3)
+    assert vec.metadata["autoreset_mode"] == AutoresetMode.NEXT_STEP
+    assert vec.max_episode_steps == 500
+    obs, info = vec.reset(seed=0, options={"code": ["SH1-C4-AAAAAJ2"] * 3})
+    assert list(info["code"]) == ["SH1-C4-AAAAAJ2"] * 3
+    with pytest.raises(ValueError, match="outside the action space"):
+        vec.step(np.array([0, 0, 5000]))
+    with pytest.raises(GameCodeError, match="this env plays SH1-C4"):
+        vec.reset(options={"code": ["SH1-C2-AAAAAJ2"] * 3})
+    assert vec.unwrapped.bytes_per_game > 0
+
+
+def test_no_leak_of_unseen_cards():
+    """Two positions that differ only in where the unseen cards lie give the same observation."""
+    env = gym.make(DS).unwrapped
+    g = Game.from_code("DS1-D1N-AAAAAAB")
+    d = g.to_dict()
+    e = g.to_dict()
+    # Swap a face-down card of t9 with the last card of the stock (never seen yet).
+    down = e["tableau"][8][0]
+    e["tableau"][8][0] = e["stock"][-1] + "*"
+    e["stock"][-1] = down[:-1]
+    # and two face-down cards of different columns.
+    e["tableau"][5][1], e["tableau"][6][2] = e["tableau"][6][2], e["tableau"][5][1]
+    assert d != e
+    o1, _ = env.reset(options={"state": d})
+    o2, _ = env.reset(options={"state": e})
+    np.testing.assert_array_equal(o1, o2)
+    # A card the player sees changes the observation.
+    e2 = g.to_dict()
+    e2["tableau"][0], e2["tableau"][1][-1] = [e2["tableau"][1][-1]], e2["tableau"][0][0]
+    o3, _ = env.reset(options={"state": e2})
+    assert not np.array_equal(o1, o3)
+
+
+def test_seen_stock_cards_stay_known_after_turn_over():
+    env = gym.make(TF).unwrapped
+    obs0, info = env.reset(options={"code": "TF1-D1N-AAAAAAB"})
+    draw = env.move_to_action("draw")
+    for _ in range(24):
+        obs, *_ = env.step(draw)
+    obs, *_ = env.step(env.move_to_action("recycle"))
+    from solitaire_gym.envs.observation import CARD_FEATURES, F_STOCK, F_UNSEEN
+
+    cards = obs[: 52 * CARD_FEATURES].reshape(52, CARD_FEATURES)
+    assert cards[:, F_UNSEEN].sum() == 0  # everything has been seen
+    assert cards[:, F_STOCK].sum() == 24
+    cards0 = obs0[: 52 * CARD_FEATURES].reshape(52, CARD_FEATURES)
+    assert cards0[:, F_UNSEEN].sum() == 24
+
+
+def test_illegal_action_changes_nothing_and_names_rule():
+    env = gym.make(SH, illegal_penalty=0.5).unwrapped
+    obs, info = env.reset(options={"code": "SH1-C4-AAAAAJ2"})
+    before = env.to_dict()
+    a = env.move_to_action("t3>t5")
+    obs2, r, term, trunc, info2 = env.step(a)
+    assert info2["illegal_move"] == "a card goes on a card of the same suit and one rank higher"
+    assert r == -0.5 and not term
+    assert env.to_dict() == before
+    np.testing.assert_array_equal(obs, obs2)
+    strict = gym.make(SH, illegal_action="raise").unwrapped
+    strict.reset(options={"code": "SH1-C4-AAAAAJ2"})
+    with pytest.raises(IllegalMoveError, match="same suit"):
+        strict.step(a)
+    assert strict.to_dict() == before
+    with pytest.raises(ValueError, match="outside the action space"):
+        env.step(1278)
+    with pytest.raises(ValueError):
+        env.step(-1)
+
+
+@pytest.mark.parametrize(
+    "kwargs,match",
+    [
+        ({"cells": 3}, "4, 2 or 1"),
+        ({"draw": 3}, "no stock"),
+        ({"reward_mode": "points"}, "reward_mode"),
+        ({"action_mode": "drag"}, "action_mode"),
+        ({"illegal_penalty": -1}, "illegal_penalty"),
+        ({"split": "test"}, "split"),
+    ],
+)
+def test_bad_options_are_refused_at_construction(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        gym.make(SH, **kwargs)
+
+
+def test_bad_klondike_options():
+    with pytest.raises(GameCodeError, match="only Normal"):
+        gym.make(TF, scoring="vegas")
+    with pytest.raises(GameCodeError, match="no free cells"):
+        gym.make(DS, cells=2)
+    with pytest.raises(GameCodeError, match="1 or 3"):
+        gym.make(DS, draw=2)
+
+
+def _farm_position():
+    """Seahaven position where A♠ can go up and come back down again: the app's loophole."""
+    g = Game.from_code("SH1-C4-AAAAAJ2")
+    d = g.to_dict()
+    # Move A♠ (bottom of t7) on top of t1 by rebuilding the columns.
+    cards = [c for col in d["tableau"] for c in col]
+    cards.remove("AS")
+    cols = [cards[i * 5 : i * 5 + 5] for i in range(10)]
+    cols[0].append("AS")
+    d["tableau"] = cols
+    return d
+
+
+@pytest.mark.parametrize("mode,per_cycle", [("app", 10.0), ("fair", 0.0)])
+def test_reward_modes_and_the_farming_loophole(mode, per_cycle):
+    """The apps pay for a card placed on a foundation and take nothing back when it comes off:
+    cycling A♠ between foundation and cell farms points under "app", and gains nothing under
+    "fair"."""
+    env = gym.make(SH, reward_mode=mode).unwrapped
+    env.reset(options={"state": _farm_position()})
+    take_back = env.move_to_action("f1>c")
+    assert env.step(env.move_to_action("t1>f"))[1] == 10.0
+    assert env.step(take_back)[1] == (0.0 if mode == "app" else -10.0)
+    total = 0.0
+    for _ in range(5):
+        cell = env.to_dict()["cells"].index("AS") + 1
+        total += env.step(env.move_to_action(f"c{cell}>f"))[1]
+        total += env.step(take_back)[1]
+    assert total == 5 * per_cycle
+    assert env.to_dict()["score"] == 10 + 50  # the app's own score keeps growing either way
+
+
+def test_win_reward_and_termination():
+    g = Game.from_code("SH1-C1-AAAAAAD")
+    env = gym.make(SH, cells=1, reward_mode="win").unwrapped
+    env.reset(options={"code": "SH1-C1-AAAAAAD"})
+    # The vectors' playout: three moves to the end (stuck: no legal move).
+    rewards, terms = [], []
+    for m in ("t1>t5", "t5>f", "t5>f"):
+        g.play(m)
+        _, r, term, _, info = env.step(env.move_to_action(m))
+        rewards.append(r)
+        terms.append((term, info["stuck"]))
+    assert rewards == [0.0, 0.0, 0.0]
+    assert terms[-1] == (True, True) and g.stuck
+
+
+def test_tap_mode_and_undo_action():
+    env = gym.make(DS, action_mode="tap", undo=True).unwrapped
+    obs, info = env.reset(options={"code": "DS1-D1N-AAAAAAB"})
+    assert env.action_space.n == 12
+    assert env.action_to_move(0) == "tap stock" and env.action_to_move(11) == "undo"
+    assert info["action_mask"][11] == 0  # nothing to undo yet
+    obs, r, *_, info = env.step(0)  # draw
+    assert info["moves"] == 1 and info["action_mask"][11] == 1
+    g = Game.from_code("DS1-D1N-AAAAAAB")
+    g.play("draw")
+    legal_taps = [env.action_to_move(int(a)) for a in np.flatnonzero(info["action_mask"][1:11]) + 1]
+    expected = [
+        f"double tap {p}"
+        for p in ["t1", "t2", "t3", "t4", "t5", "t6", "t7", "t8", "t9", "w"]
+        if g.double_tap(p)
+    ]
+    assert legal_taps == expected
+    obs, r, *_, info = env.step(11)  # undo
+    assert info["moves"] == 1 and env.to_dict()["waste"] == []
+
+
+def test_reset_options_and_splits():
+    env = gym.make(SH).unwrapped
+    _, info = env.reset(seed=1)
+    deal = solitaire_gym.parse_code(info["code"])[1]
+    assert deal >= EVAL_SPLIT_END
+    ev = gym.make(SH, split="eval").unwrapped
+    _, info = ev.reset(seed=1)
+    assert solitaire_gym.parse_code(info["code"])[1] < EVAL_SPLIT_END
+    _, info = env.reset(options={"deal": 314})
+    assert info["code"] == "SH1-C4-AAAAAJ2"
+    with pytest.raises(ValueError, match="conflict"):
+        env.reset(options={"deal": 1, "code": "SH1-C4-AAAAAAB"})
+    with pytest.raises(ValueError, match="unknown reset option"):
+        env.reset(options={"seed": 1})
+    with pytest.raises(GameCodeError):
+        env.reset(options={"code": "TF1-D1N-AAAAAAB"})
+
+
+def test_render_ansi():
+    env = gym.make(DS, render_mode="ansi")
+    env.reset(options={"code": "DS1-D1N-AAAAAAB"})
+    text = env.render()
+    assert "DS1-D1N-AAAAAAB" in text and "##" in text and "J♣" in text
+
+
+def test_rllib_wrapper():
+    env = RLlibMaskWrapper(gym.make(SH))
+    check_env(env)
+    obs, info = env.reset(seed=0)
+    np.testing.assert_array_equal(obs["action_mask"], info["action_mask"])
