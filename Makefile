@@ -32,7 +32,9 @@ lint: $(STAMP_DEV)
 	$(BIN)/ruff format .
 
 bench: $(STAMP_DEV)
+	$(BIN)/pip install --quiet -e '.[bench]'
 	$(BIN)/python benchmarks/bench_engine.py
+	$(BIN)/python benchmarks/bench_envs.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info

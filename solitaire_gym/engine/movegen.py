@@ -11,9 +11,24 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-from solitaire_gym.engine.actions import enc_ct, enc_ft, enc_tt
+from solitaire_gym.engine.actions import (
+    K_CF,
+    K_CT,
+    K_DRAW,
+    K_FC,
+    K_FT,
+    K_RECYCLE,
+    K_TC,
+    K_TF,
+    K_TT,
+    K_WF,
+    K_WT,
+    enc_ct,
+    enc_ft,
+    enc_tt,
+)
 from solitaire_gym.engine.cards import KING, rank_of
-from solitaire_gym.engine.rules import check_move, is_won
+from solitaire_gym.engine.rules import check_parts, is_won
 from solitaire_gym.engine.variants import (
     G_COLS,
     G_PILES,
@@ -30,64 +45,101 @@ from solitaire_gym.engine.variants import (
 )
 
 
-@nb.njit(cache=True, inline="always")
-def _add(s, b, cfg, a, out, k, as_mask):
-    if check_move(s, b, cfg, a) == 0:
-        if as_mask:
-            out[a] = 1
-        else:
-            out[k] = a
-        return k + 1
-    return k
-
-
 @nb.njit(cache=True)
 def _enumerate(s, b: int, cfg: np.ndarray, out: np.ndarray, as_mask: bool) -> int:
-    k = 0
+    """Walk the candidate moves in action-id order; ``check_parts`` (inlined once) decides each."""
     if is_won(s, b, cfg):
         return 0
     cols = cfg[G_COLS]
-    if cfg[L_STOCK]:
-        k = _add(s, b, cfg, cfg[L_DRAW], out, k, as_mask)
-        k = _add(s, b, cfg, cfg[L_DRAW] + 1, out, k, as_mask)
-    for src in range(cols):
-        h = s.tab_len[b, src]
-        if h == 0:
-            continue
-        top_rank = rank_of(s.tab[b, src, h - 1])
-        for dst in range(cols):
-            if dst == src:
+    cells = cfg[L_CELLS]
+    piles = cfg[G_PILES]
+    stock = cfg[L_STOCK]
+    # Candidate blocks, as in the action layout: draw/recycle, t->t, t->f, w->t, w->f, t->c,
+    # c->t, c->f, f->t, f->c. ``ends`` are the cumulative candidate counts.
+    e0 = 2 * stock
+    e1 = e0 + cols * cols
+    e2 = e1 + cols
+    e3 = e2 + cols * stock
+    e4 = e3 + stock
+    e5 = e4 + (cols if cells else 0)
+    e6 = e5 + cells * cols
+    e7 = e6 + cells
+    e8 = e7 + piles * cols
+    e9 = e8 + (piles if cells else 0)
+    k = 0
+    # Row/column counters of the two-dimensional blocks, advanced without division.
+    pa = 0
+    pb = -1
+    for i in range(e9):
+        n = 1
+        src = 0
+        dst = 0
+        if i == e0 or i == e5 or i == e7:
+            pa = 0
+            pb = -1
+        if (e0 <= i < e1) or (e5 <= i < e6) or (e7 <= i < e8):
+            pb += 1
+            if pb == cols:
+                pb = 0
+                pa += 1
+        if i < e0:
+            kind = K_DRAW if i == 0 else K_RECYCLE
+            a = cfg[L_DRAW] + i
+        elif i < e1:
+            src = pa
+            dst = pb
+            h = s.tab_len[b, src]
+            if dst == src or h == 0:
                 continue
+            top_rank = rank_of(s.tab[b, src, h - 1])
             hd = s.tab_len[b, dst]
             if hd == 0:
                 n = KING - top_rank + 1
             else:
                 n = rank_of(s.tab[b, dst, hd - 1]) - top_rank
-            if 1 <= n <= h and n <= MAX_RUN:
-                k = _add(s, b, cfg, enc_tt(cfg, src, dst, n), out, k, as_mask)
-    for src in range(cols):
-        k = _add(s, b, cfg, cfg[L_TF] + src, out, k, as_mask)
-    if cfg[L_STOCK]:
-        for dst in range(cols):
-            k = _add(s, b, cfg, cfg[L_WT] + dst, out, k, as_mask)
-        k = _add(s, b, cfg, cfg[L_WF], out, k, as_mask)
-    cells = cfg[L_CELLS]
-    if cells:
-        for src in range(cols):
-            k = _add(s, b, cfg, cfg[L_TC] + src, out, k, as_mask)
-        for c in range(cells):
-            for dst in range(cols):
-                k = _add(s, b, cfg, enc_ct(cfg, c, dst), out, k, as_mask)
-        for c in range(cells):
-            k = _add(s, b, cfg, cfg[L_CF] + c, out, k, as_mask)
-    for p in range(cfg[G_PILES]):
-        if s.found[b, p] == 0:
-            continue
-        for dst in range(cols):
-            k = _add(s, b, cfg, enc_ft(cfg, p, dst), out, k, as_mask)
-    if cells:
-        for p in range(cfg[G_PILES]):
-            k = _add(s, b, cfg, cfg[L_FC] + p, out, k, as_mask)
+            if n < 1 or n > h or n > MAX_RUN:
+                continue
+            kind = K_TT
+            a = enc_tt(cfg, src, dst, n)
+        elif i < e2:
+            kind = K_TF
+            src = i - e1
+            a = cfg[L_TF] + src
+        elif i < e3:
+            kind = K_WT
+            dst = i - e2
+            a = cfg[L_WT] + dst
+        elif i < e4:
+            kind = K_WF
+            a = cfg[L_WF]
+        elif i < e5:
+            kind = K_TC
+            src = i - e4
+            a = cfg[L_TC] + src
+        elif i < e6:
+            kind = K_CT
+            src = pa
+            dst = pb
+            a = enc_ct(cfg, src, dst)
+        elif i < e7:
+            kind = K_CF
+            src = i - e6
+            a = cfg[L_CF] + src
+        elif i < e8:
+            kind = K_FT
+            src = pa
+            dst = pb
+            a = enc_ft(cfg, src, dst)
+        else:
+            kind = K_FC
+            src = i - e8
+            a = cfg[L_FC] + src
+        if check_parts(s, b, cfg, kind, src, dst, n) == 0:
+            if as_mask:
+                out[a] = 1
+            else:
+                out[k] = a
+            k += 1
     return k
 
 

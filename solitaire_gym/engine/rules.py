@@ -121,7 +121,7 @@ def pile_suit(cfg: np.ndarray, pile: int) -> int:
     return pile // 2 if cfg[G_GAME] == DOUBLE else pile
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, inline="always")
 def foundation_for(s, b: int, cfg: np.ndarray, card: int) -> int:
     """The pile that accepts ``card`` (the first of its row in Double Solitaire), or -1."""
     r = rank_of(card)
@@ -146,7 +146,7 @@ def fits_on(cfg: np.ndarray, card: int, target: int) -> bool:
     return is_red(card) != is_red(target)
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, inline="always")
 def in_sequence_len(s, b: int, cfg: np.ndarray, col: int) -> int:
     """Cards at the top of ``col`` that lie in building order (each on the one under it)."""
     n = s.tab_len[b, col]
@@ -158,7 +158,7 @@ def in_sequence_len(s, b: int, cfg: np.ndarray, col: int) -> int:
     return k
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, inline="always")
 def free_cells(s, b: int, cfg: np.ndarray) -> int:
     k = 0
     for i in range(cfg[G_CELLS]):
@@ -167,7 +167,7 @@ def free_cells(s, b: int, cfg: np.ndarray) -> int:
     return k
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, inline="always")
 def empty_columns(s, b: int, cfg: np.ndarray) -> int:
     k = 0
     for c in range(cfg[G_COLS]):
@@ -176,7 +176,7 @@ def empty_columns(s, b: int, cfg: np.ndarray) -> int:
     return k
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, inline="always")
 def run_limit(s, b: int, cfg: np.ndarray, dst_empty: bool) -> int:
     """Seahaven's longest movable run: (free cells + 1) · 2^(empty columns), the target column
     not counted when it is empty."""
@@ -184,7 +184,7 @@ def run_limit(s, b: int, cfg: np.ndarray, dst_empty: bool) -> int:
     return (free_cells(s, b, cfg) + 1) << e
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, inline="always")
 def check_onto_column(s, b: int, cfg: np.ndarray, card: int, dst: int) -> int:
     """May ``card`` (the lowest card of what moves) go onto column ``dst``?"""
     h = s.tab_len[b, dst]
@@ -195,7 +195,7 @@ def check_onto_column(s, b: int, cfg: np.ndarray, card: int, dst: int) -> int:
     return R_BUILD_SUIT if cfg[G_GAME] == SEAHAVEN else R_BUILD_ALT
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, inline="always")
 def first_empty_cell(s, b: int, cfg: np.ndarray) -> int:
     for i in range(cfg[G_CELLS]):
         if s.cells[b, i] < 0:
@@ -211,6 +211,12 @@ def check_move(s, b: int, cfg: np.ndarray, a: int) -> int:
     if is_won(s, b, cfg):
         return R_WON
     kind, src, dst, n = decode(cfg, a)
+    return check_parts(s, b, cfg, kind, src, dst, n)
+
+
+@nb.njit(cache=True, inline="always")
+def check_parts(s, b: int, cfg: np.ndarray, kind: int, src: int, dst: int, n: int) -> int:
+    """:func:`check_move` for a decoded action in a game that is not won."""
     game = cfg[G_GAME]
     if kind == K_DRAW:
         return R_OK if s.stock_len[b] > 0 else R_STOCK_EMPTY

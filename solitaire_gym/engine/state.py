@@ -1,7 +1,7 @@
 """The engine's state: a struct of arrays with a leading batch dimension ``B``.
 
 One :class:`State` holds ``B`` games of one variant. A single game is a batch of one. Every kernel
-takes the whole ``State`` (a namedtuple of arrays, which numba compiles to a struct) and a row ``b``.
+takes the whole ``State`` (a numba StructRef of arrays) and a row ``b``.
 
 Index layout of one row::
 
@@ -22,34 +22,96 @@ pile's face-down count (stock length) has reached.
 
 from __future__ import annotations
 
-from collections import namedtuple
-
+import numba as nb
 import numpy as np
+from numba.core import types
+from numba.experimental import structref
 
 from solitaire_gym.engine.variants import MAX_CELLS, MAX_HEIGHT
 
-State = namedtuple(
-    "State",
-    [
-        "tab",  # (B, 10, MAX_HEIGHT) int8  card id or EMPTY
-        "tab_len",  # (B, 10) int8  cards in each column
-        "tab_down",  # (B, 10) int8  face-down cards at the bottom of each column
-        "stock",  # (B, n_cards) int8  card id; top at stock_len-1
-        "stock_len",  # (B,) int16
-        "waste",  # (B, n_cards) int8  card id; top at waste_len-1
-        "waste_len",  # (B,) int16
-        "found",  # (B, 8) int8  cards on each foundation pile
-        "cells",  # (B, 4) int8  card id or EMPTY
-        "score",  # (B,) int32  the app's score (Vegas: dollars)
-        "moves",  # (B,) int32  the app's move counter (never goes down)
-        "hist",  # (B, H) int64  undo records (ring buffer), H = undo depth (may be 0)
-        "hist_len",  # (B,) int32  undoable records
-        "hist_top",  # (B,) int32  ring index of the next record
-        # What the player has seen (the information state; never rolled back by undo):
-        "tab_unknown",  # (B, 10) int8  bottom cards of each column never seen (<= tab_down)
-        "stock_unknown",  # (B,) int16  bottom cards of the stock never seen (<= stock_len)
-    ],
+FIELDS = (
+    "tab",  # (B, 10, MAX_HEIGHT) int8  card id or EMPTY
+    "tab_len",  # (B, 10) int8  cards in each column
+    "tab_down",  # (B, 10) int8  face-down cards at the bottom of each column
+    "stock",  # (B, n_cards) int8  card id; top at stock_len-1
+    "stock_len",  # (B,) int16
+    "waste",  # (B, n_cards) int8  card id; top at waste_len-1
+    "waste_len",  # (B,) int16
+    "found",  # (B, 8) int8  cards on each foundation pile
+    "cells",  # (B, 4) int8  card id or EMPTY
+    "score",  # (B,) int32  the app's score (Vegas: dollars)
+    "moves",  # (B,) int32  the app's move counter (never goes down)
+    "hist",  # (B, H) int64  undo records (ring buffer), H = undo depth (may be 0)
+    "hist_len",  # (B,) int32  undoable records
+    "hist_top",  # (B,) int32  ring index of the next record
+    # What the player has seen (the information state; never rolled back by undo):
+    "tab_unknown",  # (B, 10) int8  bottom cards of each column never seen (<= tab_down)
+    "stock_unknown",  # (B,) int16  bottom cards of the stock never seen (<= stock_len)
 )
+
+
+@structref.register
+class StateType(types.StructRef):
+    """numba type of :class:`State`: one reference-counted object holding the arrays, so passing
+    a state to a kernel costs one reference count, not one per array."""
+
+    def preprocess_fields(self, fields):
+        return tuple((name, types.unliteral(t)) for name, t in fields)
+
+
+class State(structref.StructRefProxy):
+    """The batch's arrays (``FIELDS``), usable from Python (``s.tab``) and inside kernels alike."""
+
+    def __new__(cls, *arrays: np.ndarray) -> State:
+        if len(arrays) != len(FIELDS):
+            raise TypeError(f"State takes {len(FIELDS)} arrays ({', '.join(FIELDS)})")
+        self = structref.StructRefProxy.__new__(cls, *arrays)
+        self.__dict__["_arrays"] = tuple(arrays)
+        return self
+
+    def arrays(self) -> tuple[np.ndarray, ...]:
+        try:
+            return self.__dict__["_arrays"]
+        except KeyError:  # a state made inside compiled code
+            self.__dict__["_arrays"] = arrays = _arrays(self)
+            return arrays
+
+    def __iter__(self):
+        return iter(self.arrays())
+
+    def __reduce__(self):
+        return (State, self.arrays())
+
+
+def _field(i: int) -> property:
+    return property(lambda self: self.arrays()[i], doc=FIELDS[i])
+
+
+for _i, _name in enumerate(FIELDS):
+    setattr(State, _name, _field(_i))
+structref.define_proxy(State, StateType, list(FIELDS))
+
+
+@nb.njit(cache=True)
+def _arrays(s):
+    return (
+        s.tab,
+        s.tab_len,
+        s.tab_down,
+        s.stock,
+        s.stock_len,
+        s.waste,
+        s.waste_len,
+        s.found,
+        s.cells,
+        s.score,
+        s.moves,
+        s.hist,
+        s.hist_len,
+        s.hist_top,
+        s.tab_unknown,
+        s.stock_unknown,
+    )
 
 
 def allocate(batch: int, n_cards: int, undo_depth: int = 0) -> State:
@@ -58,7 +120,7 @@ def allocate(batch: int, n_cards: int, undo_depth: int = 0) -> State:
         raise ValueError(f"batch size must be at least 1, not {batch}")
     if undo_depth < 0:
         raise ValueError(f"undo depth must be 0 or more, not {undo_depth}")
-    return State(
+    arrays = dict(
         tab=np.full((batch, 10, MAX_HEIGHT), -1, np.int8),
         tab_len=np.zeros((batch, 10), np.int8),
         tab_down=np.zeros((batch, 10), np.int8),
@@ -76,22 +138,23 @@ def allocate(batch: int, n_cards: int, undo_depth: int = 0) -> State:
         tab_unknown=np.zeros((batch, 10), np.int8),
         stock_unknown=np.zeros(batch, np.int16),
     )
+    return State(*(arrays[name] for name in FIELDS))
 
 
 def copy_state(s: State) -> State:
-    return State(*(a.copy() for a in s))
+    return State(*(a.copy() for a in s.arrays()))
 
 
 def take_rows(s: State, rows) -> State:
     """A new state holding copies of the given rows (a slice or index array)."""
-    return State(*(a[rows].copy() for a in s))
+    return State(*(a[rows].copy() for a in s.arrays()))
 
 
 def put_rows(dst: State, rows, src: State) -> None:
     """Write ``src``'s rows into ``dst`` at ``rows`` (same variant and undo depth)."""
-    for d, s in zip(dst, src, strict=True):
+    for d, s in zip(dst.arrays(), src.arrays(), strict=True):
         d[rows] = s
 
 
 def nbytes_per_game(s: State) -> int:
-    return sum(a.nbytes for a in s) // s.score.shape[0]
+    return sum(a.nbytes for a in s.arrays()) // s.score.shape[0]

@@ -54,10 +54,13 @@ def obs_size(n_cards: int) -> int:
 
 
 @nb.njit(cache=True, inline="always")
-def _row(out, count, decks, face):
-    k = count[face]
-    count[face] = k + 1
-    return (face * decks + k) * CARD_FEATURES
+def _row(seen0: np.uint64, seen1: np.uint64, decks: int, face: int):
+    """Feature offset of the next copy of ``face``, and the updated masks of faces seen once and
+    twice (bit masks rather than a count array: no allocation per observation)."""
+    bit = np.uint64(1) << np.uint64(face)
+    if seen0 & bit:
+        return (face * decks + 1) * CARD_FEATURES, seen0, seen1 | bit
+    return face * decks * CARD_FEATURES, seen0 | bit, seen1
 
 
 @nb.njit(cache=True)
@@ -66,11 +69,12 @@ def observe(s, b: int, cfg: np.ndarray, out: np.ndarray) -> None:
     out[:] = 0.0
     decks = cfg[G_DECKS]
     n = cfg[G_CARDS]
-    count = np.zeros(52, np.int64)
+    seen0 = np.uint64(0)
+    seen1 = np.uint64(0)
     for c in range(cfg[G_COLS]):
         h = s.tab_len[b, c]
         for i in range(s.tab_unknown[b, c], h):
-            r = _row(out, count, decks, s.tab[b, c, i])
+            r, seen0, seen1 = _row(seen0, seen1, decks, s.tab[b, c, i])
             out[r + c] = 1.0
             out[r + F_DEPTH] = (h - 1 - i) / DEPTH_SCALE
             if i < s.tab_down[b, c]:
@@ -78,25 +82,28 @@ def observe(s, b: int, cfg: np.ndarray, out: np.ndarray) -> None:
     for p in range(cfg[G_PILES]):
         suit = pile_suit(cfg, p)
         for rank in range(s.found[b, p]):
-            r = _row(out, count, decks, suit * 13 + rank)
+            r, seen0, seen1 = _row(seen0, seen1, decks, suit * 13 + rank)
             out[r + F_FOUND] = 1.0
     w = s.waste_len[b]
     for i in range(w):
-        r = _row(out, count, decks, s.waste[b, i])
+        r, seen0, seen1 = _row(seen0, seen1, decks, s.waste[b, i])
         out[r + F_WASTE] = 1.0
         out[r + F_DEPTH] = (w - 1 - i) / DEPTH_SCALE
     sl = s.stock_len[b]
     for i in range(s.stock_unknown[b], sl):
-        r = _row(out, count, decks, s.stock[b, i])
+        r, seen0, seen1 = _row(seen0, seen1, decks, s.stock[b, i])
         out[r + F_STOCK] = 1.0
         out[r + F_DEPTH] = (sl - 1 - i) / DEPTH_SCALE
     for k in range(cfg[G_CELLS]):
         if s.cells[b, k] >= 0:
-            r = _row(out, count, decks, s.cells[b, k])
+            r, seen0, seen1 = _row(seen0, seen1, decks, s.cells[b, k])
             out[r + F_CELL + k] = 1.0
     for face in range(52):
-        for k in range(count[face], decks):
-            out[(face * decks + k) * CARD_FEATURES + F_UNSEEN] = 1.0
+        bit = np.uint64(1) << np.uint64(face)
+        if not (seen0 & bit):
+            out[face * decks * CARD_FEATURES + F_UNSEEN] = 1.0
+        if decks == 2 and not (seen1 & bit):
+            out[(face * decks + 1) * CARD_FEATURES + F_UNSEEN] = 1.0
     base = n * CARD_FEATURES
     empty = 0
     for c in range(cfg[G_COLS]):

@@ -1,0 +1,117 @@
+"""Env steps per second, observation and mask included, random legal actions, against
+OpenSpiel's ``solitaire`` measured in the same run (issue "Gymnasium environments").
+
+    python benchmarks/bench_envs.py            # every variant, vector env at 256/1024/4096
+    python benchmarks/bench_envs.py --quick    # shorter timings, one option per game
+
+Reported: steps/s of the single env (``gym.make``), of the vector env (``gym.make_vec``) at each
+size, of OpenSpiel (new state, ``observation_tensor()``, ``legal_actions()``, ``apply_action()``,
+chance nodes sampled; chance outcomes are not counted as steps), the ratios to OpenSpiel, and the
+vector env's memory per game. Needs ``pip install open_spiel`` for the reference.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import gymnasium as gym
+import numpy as np
+
+import solitaire_gym  # noqa: F401  (registers the ids)
+from solitaire_gym.envs.sampling import random_legal_actions
+
+VARIANTS = [
+    ("solitaire_gym/DoubleSolitaire-v0", {"draw": 1, "scoring": "normal"}, "DS1-D1N"),
+    ("solitaire_gym/DoubleSolitaire-v0", {"draw": 3, "scoring": "normal"}, "DS1-D3N"),
+    ("solitaire_gym/DoubleSolitaire-v0", {"draw": 1, "scoring": "vegas"}, "DS1-D1V"),
+    ("solitaire_gym/DoubleSolitaire-v0", {"draw": 3, "scoring": "vegas"}, "DS1-D3V"),
+    ("solitaire_gym/SolitaireReflechi-v0", {"draw": 1}, "TF1-D1N"),
+    ("solitaire_gym/SolitaireReflechi-v0", {"draw": 3}, "TF1-D3N"),
+    ("solitaire_gym/SeahavenTowers-v0", {"cells": 4}, "SH1-C4"),
+    ("solitaire_gym/SeahavenTowers-v0", {"cells": 2}, "SH1-C2"),
+    ("solitaire_gym/SeahavenTowers-v0", {"cells": 1}, "SH1-C1"),
+]
+
+
+def openspiel_rate(seconds: float) -> float:
+    import pyspiel
+
+    game = pyspiel.load_game("solitaire")
+    rng = np.random.default_rng(0)
+    state = game.new_initial_state()
+    steps = 0
+    start = time.perf_counter()
+    while time.perf_counter() - start < seconds:
+        if state.is_terminal():
+            state = game.new_initial_state()
+        if state.is_chance_node():
+            actions, probs = zip(*state.chance_outcomes(), strict=True)
+            state.apply_action(int(rng.choice(actions, p=probs)))
+            continue
+        state.observation_tensor()
+        legal = state.legal_actions()
+        state.apply_action(int(legal[rng.integers(len(legal))]))
+        steps += 1
+    return steps / (time.perf_counter() - start)
+
+
+def single_rate(env_id: str, kwargs: dict, seconds: float) -> float:
+    env = gym.make(env_id, **kwargs)
+    rng = np.random.default_rng(0)
+    obs, info = env.reset(seed=0)
+    steps = 0
+    start = time.perf_counter()
+    while time.perf_counter() - start < seconds:
+        legal = np.flatnonzero(info["action_mask"])
+        obs, r, term, trunc, info = env.step(int(legal[rng.integers(legal.size)]))
+        steps += 1
+        if term or trunc:
+            obs, info = env.reset()
+    return steps / (time.perf_counter() - start)
+
+
+def vector_rate(env_id: str, kwargs: dict, n: int, seconds: float) -> tuple[float, int]:
+    env = gym.make_vec(env_id, num_envs=n, **kwargs)
+    rng = np.random.default_rng(0)
+    obs, info = env.reset(seed=0)
+    for _ in range(3):  # warm up
+        obs, r, term, trunc, info = env.step(random_legal_actions(info["action_mask"], rng))
+    steps = 0
+    start = time.perf_counter()
+    while time.perf_counter() - start < seconds:
+        obs, r, term, trunc, info = env.step(random_legal_actions(info["action_mask"], rng))
+        steps += n
+    return steps / (time.perf_counter() - start), env.unwrapped.bytes_per_game
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="1 s per figure, 3 variants")
+    parser.add_argument("--seconds", type=float, default=None)
+    parser.add_argument("--sizes", type=int, nargs="+", default=[256, 1024, 4096])
+    args = parser.parse_args()
+    seconds = args.seconds or (1.0 if args.quick else 3.0)
+    variants = [VARIANTS[0], VARIANTS[4], VARIANTS[6]] if args.quick else VARIANTS
+    for env_id, kwargs, _ in variants:  # compile (or load from cache) before timing
+        vector_rate(env_id, kwargs, 8, 0.05)
+        single_rate(env_id, kwargs, 0.05)
+    ref = openspiel_rate(seconds)
+    print(f"OpenSpiel solitaire (reference): {ref:,.0f} steps/s\n")
+    head = f"{'variant':<9} {'single':>9} {'x':>6}"
+    for n in args.sizes:
+        head += f" {'vec ' + str(n):>11} {'x':>6}"
+    print(head + f" {'bytes/game':>11}")
+    for env_id, kwargs, tag in variants:
+        single = single_rate(env_id, kwargs, seconds)
+        line = f"{tag:<9} {single:>9,.0f} {single / ref:>6.2f}"
+        mem = 0
+        for n in args.sizes:
+            rate, mem = vector_rate(env_id, kwargs, n, seconds)
+            line += f" {rate:>11,.0f} {rate / ref:>6.1f}"
+        print(line + f" {mem:>11,}", flush=True)
+    print("\nx: ratio to OpenSpiel's steps/s in this run. Targets: vector >= 30, single >= 1.")
+
+
+if __name__ == "__main__":
+    main()

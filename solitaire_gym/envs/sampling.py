@@ -1,0 +1,45 @@
+"""Uniform random legal actions for a whole batch of masks, in compiled code (for random agents
+and benchmarks: a numpy pass over ``(n, N)`` random numbers would cost more than the env step).
+"""
+
+from __future__ import annotations
+
+import numba as nb
+import numpy as np
+
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+
+
+@nb.njit(cache=True, inline="always")
+def _mix(z: np.uint64) -> np.uint64:
+    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return z ^ (z >> np.uint64(31))
+
+
+@nb.njit(cache=True, parallel=True)
+def _sample(masks: np.ndarray, seed: np.uint64, out: np.ndarray) -> None:
+    for b in nb.prange(masks.shape[0]):
+        row = masks[b]
+        n = 0
+        for a in range(row.shape[0]):
+            if row[a]:
+                n += 1
+        if n == 0:
+            out[b] = 0
+            continue
+        k = np.int64(_mix(seed + _GOLDEN * np.uint64(b + 1)) % np.uint64(n))
+        for a in range(row.shape[0]):
+            if row[a]:
+                if k == 0:
+                    out[b] = a
+                    break
+                k -= 1
+
+
+def random_legal_actions(masks: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """One uniformly random legal action per row of ``masks`` (``(n, N)``, non-zero = legal);
+    0 for a row with none. Reproducible: the draw depends only on ``rng``'s state."""
+    out = np.zeros(masks.shape[0], np.int64)
+    _sample(masks, np.uint64(rng.integers(0, 2**63)), out)
+    return out
