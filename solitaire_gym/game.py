@@ -66,9 +66,9 @@ class Game:
         game: str,
         *,
         deal: int = 0,
-        draw: int = 1,
-        scoring: str = "normal",
-        cells: int = 4,
+        draw: int | None = None,
+        scoring: str | None = None,
+        cells: int | None = None,
         undo_depth: int | None = None,
     ) -> Game:
         """A new game from names: ``Game.new("seahaven_towers", cells=2, deal=314)``."""

@@ -202,8 +202,12 @@ def move_to_action(cfg: np.ndarray, move: str) -> int:
         if sk != "t":
             raise MoveSyntaxError(f"{move!r}: only a tableau column can move a run ('t3:4>t7')")
         n = int(runs)
-        if n == 1 or runs[0] == "0":
+        if n == 1:
             raise MoveSyntaxError(f"{move!r}: a single card is written without ':1', e.g. 't3>t5'")
+        if n == 0 or runs[0] == "0":
+            raise MoveSyntaxError(
+                f"{move!r}: a run length is a number from 2 to {MAX_RUN}, without leading zeros"
+            )
     if n > 1 and dk != "t":
         where = "a foundation takes" if dk == "f" else "a free cell holds"
         raise IllegalMoveError(f"{where} one card at a time")

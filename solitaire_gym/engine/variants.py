@@ -83,25 +83,41 @@ class Variant:
     Vegas scoring; ``cells``: Seahaven Towers' free cells (4, 2 or 1)."""
 
     game: int
-    draw: int = 1
+    draw: int | None = None
     vegas: bool = False
-    cells: int = 4
+    cells: int | None = None
 
     def __post_init__(self) -> None:
         if self.game not in PREFIX:
             raise GameCodeError(f"unknown game {self.game!r}")
+        name = GAME_NAMES[self.game]
+        for option in ("draw", "cells"):
+            value = getattr(self, option)
+            if value is not None and (
+                not isinstance(value, (int, np.integer)) or isinstance(value, bool)
+            ):
+                raise GameCodeError(f"{option} must be an integer, not {value!r}")
+        if not isinstance(self.vegas, (bool, np.bool_)):
+            raise GameCodeError(f"vegas must be True or False, not {self.vegas!r}")
         if self.game == SEAHAVEN:
-            if self.cells not in (4, 2, 1):
-                raise GameCodeError(f"Seahaven Towers has 4, 2 or 1 free cells, not {self.cells!r}")
+            if self.draw is not None or self.vegas:
+                raise GameCodeError(f"{name} has no stock: draw and scoring are not its options")
+            cells = 4 if self.cells is None else int(self.cells)
+            if cells not in (4, 2, 1):
+                raise GameCodeError(f"{name} has 4, 2 or 1 free cells, not {self.cells!r}")
+            object.__setattr__(self, "cells", cells)
             object.__setattr__(self, "draw", 0)
-            object.__setattr__(self, "vegas", False)
         else:
-            if self.draw not in (1, 3):
-                raise GameCodeError(f"{self.name} draws 1 or 3 cards, not {self.draw!r}")
+            if self.cells is not None:
+                raise GameCodeError(f"{name} has no free cells: cells is not its option")
+            draw = 1 if self.draw is None else int(self.draw)
+            if draw not in (1, 3):
+                raise GameCodeError(f"{name} draws 1 or 3 cards, not {self.draw!r}")
             if self.vegas and self.game != DOUBLE:
-                raise GameCodeError(f"{self.name} offers only Normal scoring, not Vegas")
+                raise GameCodeError(f"{name} offers only Normal scoring, not Vegas")
+            object.__setattr__(self, "draw", draw)
             object.__setattr__(self, "cells", 0)
-            object.__setattr__(self, "vegas", bool(self.vegas))
+        object.__setattr__(self, "vegas", bool(self.vegas))
 
     @property
     def name(self) -> str:
@@ -140,19 +156,31 @@ class Variant:
 
     @classmethod
     def from_names(
-        cls, game: str, *, draw: int = 1, scoring: str = "normal", cells: int = 4
+        cls,
+        game: str,
+        *,
+        draw: int | None = None,
+        scoring: str | None = None,
+        cells: int | None = None,
     ) -> Variant:
-        """Build a variant from readable names: ``Variant.from_names("seahaven", cells=2)``."""
+        """Build a variant from readable names: ``Variant.from_names("seahaven", cells=2)``.
+        An option the game does not have (``cells`` for a Klondike game, ``draw`` or ``scoring``
+        for Seahaven Towers) is refused; omitted options take the apps' defaults."""
         kind = _ALIASES.get(str(game).strip().lower().replace(" ", "_").replace("-", "_"))
         if kind is None:
             raise GameCodeError(
                 f"unknown game {game!r}: expected 'double_solitaire', 'solitaire_reflechi' "
                 "or 'seahaven_towers'"
             )
-        scoring_l = str(scoring).strip().lower()
-        if scoring_l not in ("normal", "vegas"):
-            raise GameCodeError(f"unknown scoring {scoring!r}: expected 'normal' or 'vegas'")
-        return cls(kind, draw=draw, vegas=scoring_l == "vegas", cells=cells)
+        vegas = False
+        if scoring is not None:
+            scoring_l = str(scoring).strip().lower()
+            if scoring_l not in ("normal", "vegas"):
+                raise GameCodeError(f"unknown scoring {scoring!r}: expected 'normal' or 'vegas'")
+            if kind == SEAHAVEN:
+                raise GameCodeError("Seahaven Towers has no scoring option")
+            vegas = scoring_l == "vegas"
+        return cls(kind, draw=draw, vegas=vegas, cells=cells)
 
 
 def format_deal(deal: int) -> str:

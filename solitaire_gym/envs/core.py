@@ -20,7 +20,6 @@ from solitaire_gym.engine.variants import (
     L_CELLS,
     L_STOCK,
     MAX_DEAL,
-    SEAHAVEN,
     Variant,
     parse_code,
 )
@@ -75,20 +74,7 @@ class EnvOptions:
         illegal_penalty: float = 0.0,
         split: str = "train",
     ) -> EnvOptions:
-        probe = Variant.from_names(game)
-        if probe.game == SEAHAVEN:
-            if draw is not None or scoring is not None:
-                raise GameCodeError(
-                    "Seahaven Towers has no stock: 'draw' and 'scoring' are not its options"
-                )
-        elif cells is not None:
-            raise GameCodeError(f"{probe.name} has no free cells: 'cells' is not its option")
-        variant = Variant.from_names(
-            game,
-            draw=1 if draw is None else draw,
-            scoring="normal" if scoring is None else scoring,
-            cells=4 if cells is None else cells,
-        )
+        variant = Variant.from_names(game, draw=draw, scoring=scoring, cells=cells)
 
         def pick(name: str, value: Any, allowed) -> None:
             if value not in allowed:
