@@ -1,0 +1,43 @@
+"""``solitaire-gym``: the package's command line (``solitaire-gym --help``)."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from solitaire_gym.commands import COMMANDS
+from solitaire_gym.errors import SolitaireError
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="solitaire-gym",
+        description="Double Solitaire, Solitaire Réfléchi and Seahaven Towers: solve, render, play.",
+    )
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for name in COMMANDS:
+        try:
+            module = importlib.import_module(f"solitaire_gym.commands.{name}")
+        except ModuleNotFoundError as e:
+            if e.name != f"solitaire_gym.commands.{name}":
+                raise
+            continue  # not built yet
+        module.register(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args) or 0)
+    except SolitaireError as e:
+        print(f"solitaire-gym {args.command}: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())
