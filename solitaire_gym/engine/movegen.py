@@ -2,8 +2,9 @@
 
 For a move between columns only one run length can work: the lowest card of the run must be one
 rank below the target's top (or a King, for an empty column), and a run that may move is in
-sequence, so ``n`` follows from the two top cards. Each candidate is then decided by
-``check_move``; the test suite checks this against trying every action id.
+sequence, so ``n`` follows from the two top cards. Candidates are screened with the rules' own
+predicates and each survivor is decided by ``rules.check_parts``; the test suite checks the result
+against trying every action id with ``check_move``.
 """
 
 from __future__ import annotations
@@ -28,7 +29,16 @@ from solitaire_gym.engine.actions import (
     enc_tt,
 )
 from solitaire_gym.engine.cards import KING, rank_of
-from solitaire_gym.engine.rules import check_parts, is_won
+from solitaire_gym.engine.rules import (
+    check_onto_column,
+    check_parts,
+    first_empty_cell,
+    fits_on,
+    foundation_for,
+    in_sequence_len,
+    is_won,
+    pile_suit,
+)
 from solitaire_gym.engine.variants import (
     G_COLS,
     G_PILES,
@@ -46,100 +56,101 @@ from solitaire_gym.engine.variants import (
 
 
 @nb.njit(cache=True)
+def _check(s, b: int, cfg: np.ndarray, kind: int, src: int, dst: int, n: int) -> bool:
+    return check_parts(s, b, cfg, kind, src, dst, n) == 0
+
+
+@nb.njit(cache=True, inline="always")
+def _emit(out: np.ndarray, k: int, a: int, as_mask: bool) -> int:
+    if as_mask:
+        out[a] = 1
+    else:
+        out[k] = a
+    return k + 1
+
+
+@nb.njit(cache=True)
 def _enumerate(s, b: int, cfg: np.ndarray, out: np.ndarray, as_mask: bool) -> int:
-    """Walk the candidate moves in action-id order; ``check_parts`` (inlined once) decides each."""
+    """Legal actions in action-id order. Candidates are screened with the rules' own predicates
+    (``fits_on``, ``foundation_for`` …) and each survivor is decided by ``check_parts``."""
     if is_won(s, b, cfg):
         return 0
     cols = cfg[G_COLS]
     cells = cfg[L_CELLS]
-    piles = cfg[G_PILES]
-    stock = cfg[L_STOCK]
-    # Candidate blocks, as in the action layout: draw/recycle, t->t, t->f, w->t, w->f, t->c,
-    # c->t, c->f, f->t, f->c. ``ends`` are the cumulative candidate counts.
-    e0 = 2 * stock
-    e1 = e0 + cols * cols
-    e2 = e1 + cols
-    e3 = e2 + cols * stock
-    e4 = e3 + stock
-    e5 = e4 + (cols if cells else 0)
-    e6 = e5 + cells * cols
-    e7 = e6 + cells
-    e8 = e7 + piles * cols
-    e9 = e8 + (piles if cells else 0)
     k = 0
-    # Row/column counters of the two-dimensional blocks, advanced without division.
-    pa = 0
-    pb = -1
-    for i in range(e9):
-        n = 1
-        src = 0
-        dst = 0
-        if i == e0 or i == e5 or i == e7:
-            pa = 0
-            pb = -1
-        if (e0 <= i < e1) or (e5 <= i < e6) or (e7 <= i < e8):
-            pb += 1
-            if pb == cols:
-                pb = 0
-                pa += 1
-        if i < e0:
-            kind = K_DRAW if i == 0 else K_RECYCLE
-            a = cfg[L_DRAW] + i
-        elif i < e1:
-            src = pa
-            dst = pb
-            h = s.tab_len[b, src]
-            if dst == src or h == 0:
+    if cfg[L_STOCK]:
+        for i in range(2):
+            if _check(s, b, cfg, K_DRAW if i == 0 else K_RECYCLE, 0, 0, 1):
+                k = _emit(out, k, cfg[L_DRAW] + i, as_mask)
+    for src in range(cols):
+        h = s.tab_len[b, src]
+        if h == 0:
+            continue
+        movable = min(h - s.tab_down[b, src], in_sequence_len(s, b, cfg, src), MAX_RUN)
+        top_rank = rank_of(s.tab[b, src, h - 1])
+        for dst in range(cols):
+            if dst == src:
                 continue
-            top_rank = rank_of(s.tab[b, src, h - 1])
             hd = s.tab_len[b, dst]
             if hd == 0:
                 n = KING - top_rank + 1
+                if n > movable:
+                    continue
             else:
-                n = rank_of(s.tab[b, dst, hd - 1]) - top_rank
-            if n < 1 or n > h or n > MAX_RUN:
+                target = s.tab[b, dst, hd - 1]
+                n = rank_of(target) - top_rank
+                if n < 1 or n > movable or not fits_on(cfg, s.tab[b, src, h - n], target):
+                    continue
+            if _check(s, b, cfg, K_TT, src, dst, n):
+                k = _emit(out, k, enc_tt(cfg, src, dst, n), as_mask)
+    for src in range(cols):
+        h = s.tab_len[b, src]
+        if (
+            h > 0
+            and foundation_for(s, b, cfg, s.tab[b, src, h - 1]) >= 0
+            and _check(s, b, cfg, K_TF, src, 0, 1)
+        ):
+            k = _emit(out, k, cfg[L_TF] + src, as_mask)
+    if cfg[L_STOCK] and s.waste_len[b] > 0:
+        card = s.waste[b, s.waste_len[b] - 1]
+        for dst in range(cols):
+            if check_onto_column(s, b, cfg, card, dst) == 0 and _check(s, b, cfg, K_WT, 0, dst, 1):
+                k = _emit(out, k, cfg[L_WT] + dst, as_mask)
+        if foundation_for(s, b, cfg, card) >= 0 and _check(s, b, cfg, K_WF, 0, 0, 1):
+            k = _emit(out, k, cfg[L_WF], as_mask)
+    if cells:
+        if first_empty_cell(s, b, cfg) >= 0:
+            for src in range(cols):
+                if s.tab_len[b, src] > 0 and _check(s, b, cfg, K_TC, src, 0, 1):
+                    k = _emit(out, k, cfg[L_TC] + src, as_mask)
+        for c in range(cells):
+            card = s.cells[b, c]
+            if card < 0:
                 continue
-            kind = K_TT
-            a = enc_tt(cfg, src, dst, n)
-        elif i < e2:
-            kind = K_TF
-            src = i - e1
-            a = cfg[L_TF] + src
-        elif i < e3:
-            kind = K_WT
-            dst = i - e2
-            a = cfg[L_WT] + dst
-        elif i < e4:
-            kind = K_WF
-            a = cfg[L_WF]
-        elif i < e5:
-            kind = K_TC
-            src = i - e4
-            a = cfg[L_TC] + src
-        elif i < e6:
-            kind = K_CT
-            src = pa
-            dst = pb
-            a = enc_ct(cfg, src, dst)
-        elif i < e7:
-            kind = K_CF
-            src = i - e6
-            a = cfg[L_CF] + src
-        elif i < e8:
-            kind = K_FT
-            src = pa
-            dst = pb
-            a = enc_ft(cfg, src, dst)
-        else:
-            kind = K_FC
-            src = i - e8
-            a = cfg[L_FC] + src
-        if check_parts(s, b, cfg, kind, src, dst, n) == 0:
-            if as_mask:
-                out[a] = 1
-            else:
-                out[k] = a
-            k += 1
+            for dst in range(cols):
+                if check_onto_column(s, b, cfg, card, dst) == 0 and _check(
+                    s, b, cfg, K_CT, c, dst, 1
+                ):
+                    k = _emit(out, k, enc_ct(cfg, c, dst), as_mask)
+        for c in range(cells):
+            card = s.cells[b, c]
+            if (
+                card >= 0
+                and foundation_for(s, b, cfg, card) >= 0
+                and _check(s, b, cfg, K_CF, c, 0, 1)
+            ):
+                k = _emit(out, k, cfg[L_CF] + c, as_mask)
+    for p in range(cfg[G_PILES]):
+        if s.found[b, p] == 0:
+            continue
+        card = pile_suit(cfg, p) * 13 + s.found[b, p] - 1
+        for dst in range(cols):
+            if check_onto_column(s, b, cfg, card, dst) == 0 and _check(s, b, cfg, K_FT, p, dst, 1):
+                k = _emit(out, k, enc_ft(cfg, p, dst), as_mask)
+    if cells and first_empty_cell(s, b, cfg) >= 0:
+        for p in range(cfg[G_PILES]):
+            if s.found[b, p] > 0 and _check(s, b, cfg, K_FC, p, 0, 1):
+                k = _emit(out, k, cfg[L_FC] + p, as_mask)
     return k
 
 

@@ -118,6 +118,8 @@ class EnvCore:
         self.reasons = np.zeros(num, np.int64)
         self.engine_act = np.zeros(num, np.int64)
         self.deals = np.zeros(num, np.int64)
+        self._new_deals = np.zeros(num, np.int64)
+        self._no_deals = np.zeros(0, np.int64)
         self.codes = np.empty(num, dtype=object)
 
     # spaces
@@ -128,20 +130,23 @@ class EnvCore:
         return spaces.Discrete(self.n_actions)
 
     # rows
-    def refresh(self, rows: np.ndarray) -> None:
+    def refresh(self, rows: np.ndarray, deals: np.ndarray | None = None) -> None:
+        """Recompute the env buffers of ``rows``, dealing ``deals`` into them first if given."""
         kernels.refresh_rows(
             self.state, self.cfg, self.mode, self.n_base, self.opts.undo,
-            rows, self.masks, self.counts, self.won, self.obs,
+            rows, self._no_deals if deals is None else deals,
+            self.masks, self.counts, self.won, self.obs,
         )  # fmt: skip
 
     def deal(self, rows: np.ndarray, deals: np.ndarray) -> None:
         rows = np.asarray(rows, np.int64)
         deals = np.asarray(deals, np.int64)
-        self.batch.deal(deals, rows)
-        self.deals[rows] = deals
+        if deals.shape != rows.shape:
+            raise ValueError(f"{deals.size} deal numbers for {rows.size} games")
         for r, d in zip(rows.tolist(), deals.tolist(), strict=True):
-            self.codes[r] = self.variant.code(d)
-        self.refresh(rows)
+            self.codes[r] = self.variant.code(d)  # validates the number
+        self.deals[rows] = deals
+        self.refresh(rows, deals)
 
     def set_position(self, row: int, d: dict) -> None:
         variant, deal = position.variant_of(d)
@@ -186,10 +191,18 @@ class EnvCore:
             out.append(deal)
         return np.array(out, np.int64)
 
-    def step(self, act: np.ndarray) -> None:
+    def step(self, act: np.ndarray, redeal: np.ndarray | None = None, deals=None) -> None:
+        """Play ``act[b]`` in every row (``kernels.ROW_REFRESH``: leave the row as it is); the
+        rows in ``redeal`` get the new deal numbers ``deals`` instead of an action."""
+        if redeal is not None and redeal.size:
+            for r, d in zip(redeal.tolist(), np.asarray(deals).tolist(), strict=True):
+                self.codes[r] = self.variant.code(d)  # validates the number
+            act[redeal] = kernels.ROW_DEAL
+            self._new_deals[redeal] = deals
+            self.deals[redeal] = deals
         kernels.step_rows(
             self.state, self.cfg, self.mode, self.n_base, self.opts.undo,
-            self.reward_mode, self.opts.illegal_penalty, act,
+            self.reward_mode, self.opts.illegal_penalty, act, self._new_deals,
             self.rewards, self.reasons, self.engine_act,
             self.masks, self.counts, self.won, self.obs,
         )  # fmt: skip

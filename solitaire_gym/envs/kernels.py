@@ -21,6 +21,7 @@ from solitaire_gym.engine.movegen import legal_mask
 from solitaire_gym.engine.play import play, undo
 from solitaire_gym.engine.rules import R_BAD_ACTION, check_move, is_won
 from solitaire_gym.engine.scoring import score_delta
+from solitaire_gym.engine.shuffle import deal_into
 from solitaire_gym.engine.taps import WHERE_CELL, WHERE_WASTE, double_tap
 from solitaire_gym.engine.variants import G_COLS, L_CELLS, L_DRAW, L_N, L_STOCK
 from solitaire_gym.envs.observation import observe
@@ -34,6 +35,8 @@ REWARD_WIN = 2
 
 ACT_UNDO = -2  # engine-side marker: the env's undo action
 ACT_NONE = -3  # engine-side marker: a tap that finds nothing
+ROW_REFRESH = -1  # ``act`` value in step_rows: only recompute mask and observation
+ROW_DEAL = -4  # ``act`` value in step_rows: deal ``deals[b]`` into the row first
 R_NOTHING_TO_UNDO = 250  # reason code beside rules.R_*: undo with an empty history
 
 
@@ -130,6 +133,7 @@ def step_rows(
     reward_mode: int,
     penalty: float,
     act: np.ndarray,
+    deals: np.ndarray,
     rewards: np.ndarray,
     reasons: np.ndarray,
     engine_act: np.ndarray,
@@ -138,8 +142,11 @@ def step_rows(
     won: np.ndarray,
     obs: np.ndarray,
 ) -> None:
-    """Step every row whose ``act`` is >= 0 (others only refresh mask and observation)."""
+    """Step every row whose ``act`` is >= 0; a row with ``ROW_DEAL`` gets deal ``deals[b]``
+    first; every row gets its mask and observation recomputed. One parallel launch per env step."""
     for b in nb.prange(act.shape[0]):
+        if act[b] == ROW_DEAL:
+            deal_into(s, b, cfg, np.uint64(deals[b]))
         if act[b] >= 0:
             rw, rs, e = step_row(s, b, cfg, mode, n_base, reward_mode, penalty, act[b])
             rewards[b] = rw
@@ -161,14 +168,18 @@ def refresh_rows(
     n_base: int,
     undo_on: bool,
     rows: np.ndarray,
+    deals: np.ndarray,
     masks: np.ndarray,
     counts: np.ndarray,
     won: np.ndarray,
     obs: np.ndarray,
 ) -> None:
-    """Recompute mask, legal count, won flag and observation of the given rows."""
+    """Deal ``deals[i]`` into row ``rows[i]`` (when ``deals`` is not empty) and recompute the
+    mask, legal count, won flag and observation of those rows."""
     for i in nb.prange(rows.shape[0]):
         b = rows[i]
+        if deals.shape[0]:
+            deal_into(s, b, cfg, np.uint64(deals[i]))
         counts[b] = env_mask(s, b, cfg, mode, n_base, undo_on, masks[b])
         won[b] = is_won(s, b, cfg)
         observe(s, b, cfg, obs[b])

@@ -75,7 +75,7 @@ class SB3VecEnv(VecEnv):
 
     def step_wait(self):
         core = self._core
-        core.step(self._act)
+        core.step(self._act)  # same-step autoreset: ended games are dealt after this step
         self._steps += 1
         rewards = core.rewards.copy()
         self._episode_return += rewards

@@ -58,7 +58,8 @@ class SolitaireEnv(gym.Env):
     position does not change and ``info["illegal_move"]`` holds the rule; "raise": raise
     :class:`~solitaire_gym.IllegalMoveError`), ``illegal_penalty``, ``split`` ("train" or "eval":
     which deal numbers a reset without options draws from; see ``envs/core.py``),
-    ``render_mode`` ("ansi").
+    ``render_mode`` ("ansi": text; "rgb_array": an ``(H, W, 3)`` uint8 picture of constant size,
+    needs the ``render`` extra).
 
     ``reset(seed=..., options={"code": "..."} | {"deal": n} | {"state": Game.to_dict()})``.
 
@@ -70,7 +71,7 @@ class SolitaireEnv(gym.Env):
     v0: first release.
     """
 
-    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi"], "render_fps": 4}
+    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}
 
     def __init__(
         self, game: str = "seahaven_towers", *, render_mode: str | None = None, **kwargs: Any
@@ -130,9 +131,13 @@ class SolitaireEnv(gym.Env):
         """The current position (hidden cards included: for replay and debugging, not for agents)."""
         return self._core.to_dict(0)
 
-    def render(self) -> str | None:
+    def render(self) -> str | np.ndarray | None:
         if self.render_mode == "ansi":
             return board_text(self.to_dict(), won=bool(self._core.won[0]))
+        if self.render_mode == "rgb_array":
+            from solitaire_gym.rendering.image import render_position  # Pillow: the render extra
+
+            return render_position(self.to_dict())
         return None
 
     # ---- helpers ------------------------------------------------------------------------------

@@ -28,7 +28,7 @@ class SolitaireVectorEnv(VectorEnv):
 
     metadata: ClassVar[dict[str, Any]] = {
         "autoreset_mode": AutoresetMode.NEXT_STEP,
-        "render_modes": ["ansi"],
+        "render_modes": ["ansi", "rgb_array"],
     }
 
     def __init__(
@@ -43,7 +43,9 @@ class SolitaireVectorEnv(VectorEnv):
         if not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
             raise ValueError(f"num_envs must be a positive integer, not {num_envs!r}")
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(f"render_mode={render_mode!r} is not one of ['ansi']")
+            raise ValueError(
+                f"render_mode={render_mode!r} is not one of {self.metadata['render_modes']}"
+            )
         self.options = EnvOptions.build(game, **kwargs)
         self.num_envs = int(num_envs)
         if max_episode_steps is None:
@@ -96,13 +98,9 @@ class SolitaireVectorEnv(VectorEnv):
             )
         self._act[:] = act
         resetting = self._all[self._needs_reset]
-        if resetting.size:
-            self._act[resetting] = -1
-            self._core.deal(
-                resetting, sample_deals(self.np_random, resetting.size, self.options.split)
-            )
-            self._steps[resetting] = 0
-        self._core.step(self._act)  # resetting rows (action -1) only get mask and observation
+        deals = sample_deals(self.np_random, resetting.size, self.options.split)
+        self._steps[resetting] = 0
+        self._core.step(self._act, resetting, deals)  # ended games are dealt anew, not stepped
         stepped = ~self._needs_reset
         self._steps[stepped] += 1
         won = self._core.won
@@ -155,7 +153,12 @@ class SolitaireVectorEnv(VectorEnv):
     def to_dict(self, index: int) -> dict:
         return self._core.to_dict(int(index))
 
-    def render(self) -> tuple[str, ...] | None:
+    def render(self) -> tuple[str, ...] | tuple[np.ndarray, ...] | None:
+        """One board per game: text (``"ansi"``) or an ``(H, W, 3)`` uint8 picture."""
+        if self.render_mode == "rgb_array":
+            from solitaire_gym.rendering.image import render_position  # Pillow: the render extra
+
+            return tuple(render_position(self._core.to_dict(i)) for i in range(self.num_envs))
         if self.render_mode != "ansi":
             return None
         return tuple(
