@@ -48,6 +48,9 @@ import numpy as np
 from solitaire_gym.engine import actions as engine_actions
 from solitaire_gym.engine.scoring import score_text
 from solitaire_gym.engine.variants import L_N, parse_code
+from solitaire_gym.envs.kernels import ACT_UNDO
+from solitaire_gym.envs.solitaire_env import SolitaireEnv
+from solitaire_gym.envs.vector_env import SolitaireVectorEnv
 from solitaire_gym.errors import SolitaireError
 from solitaire_gym.game import Game
 
@@ -130,7 +133,9 @@ class Trace:
         code = variant.code(deal)
         agent = d.get("agent")
         if agent is not None and not isinstance(agent, str):
-            raise TraceError(f"field 'agent' must be a string or null, not {agent!r}", field="agent")
+            raise TraceError(
+                f"field 'agent' must be a string or null, not {agent!r}", field="agent"
+            )
         moves = d["moves"]
         if not isinstance(moves, list):
             raise TraceError("field 'moves' must be a list of move strings", field="moves")
@@ -262,16 +267,20 @@ class _MoveNames:
     the move a tap chose in ``"tap"``, or the undo marker)."""
 
     def __init__(self, core) -> None:
-        from solitaire_gym.envs.kernels import ACT_UNDO
-
         self.core = core
-        self.undo = ACT_UNDO
         n = int(core.cfg[L_N])
         self.names = [engine_actions.action_to_move(core.cfg, a) for a in range(n)]
 
     def played(self, row: int) -> str:
         e = int(self.core.engine_act[row])
-        return UNDO if e == self.undo else self.names[e]
+        return UNDO if e == ACT_UNDO else self.names[e]
+
+
+def _core_of(env, kind: type) -> Any:
+    base = env.unwrapped
+    if not isinstance(base, kind):
+        raise TypeError(f"a trace recorder wraps a {kind.__name__}, not {type(base).__name__}")
+    return base._core
 
 
 class _EpisodeLog:
@@ -309,8 +318,8 @@ class TraceRecorder(gym.Wrapper):
         name_prefix: str = "episode",
     ) -> None:
         super().__init__(env)
+        self._names = _MoveNames(_core_of(env, SolitaireEnv))
         self._log = _EpisodeLog(directory, agent, name_prefix)
-        self._names = _MoveNames(env.unwrapped._core)
         self._code: str | None = None
         self._moves: list[str] = []
         self._scores: list[int] = []
@@ -352,10 +361,9 @@ class VectorTraceRecorder(gym.vector.VectorWrapper):
         name_prefix: str = "episode",
     ) -> None:
         super().__init__(env)
-        base = env.unwrapped
+        self._names = _MoveNames(_core_of(env, SolitaireVectorEnv))
         self._log = _EpisodeLog(directory, agent, name_prefix)
-        self._names = _MoveNames(base._core)
-        n = base.num_envs
+        n = env.unwrapped.num_envs
         self._codes: list[str | None] = [None] * n
         self._moves: list[list[str]] = [[] for _ in range(n)]
         self._scores: list[list[int]] = [[] for _ in range(n)]

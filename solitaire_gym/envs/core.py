@@ -44,6 +44,7 @@ def sample_deals(rng: np.random.Generator, n: int, split: str) -> np.ndarray:
 # ---- options -----------------------------------------------------------------------------------
 REWARD_MODES = {"app": kernels.REWARD_APP, "fair": kernels.REWARD_FAIR, "win": kernels.REWARD_WIN}
 ACTION_MODES = {"move": kernels.MODE_MOVE, "tap": kernels.MODE_TAP}
+PARALLEL_MIN = 64  # below this many games a step runs on one thread (waking threads costs more)
 DEFAULT_MAX_EPISODE_STEPS = {"DS1": 2000, "TF1": 1000, "SH1": 500}
 
 
@@ -132,7 +133,8 @@ class EnvCore:
     # rows
     def refresh(self, rows: np.ndarray, deals: np.ndarray | None = None) -> None:
         """Recompute the env buffers of ``rows``, dealing ``deals`` into them first if given."""
-        kernels.refresh_rows(
+        kernel = kernels.refresh_rows if rows.size >= PARALLEL_MIN else kernels.refresh_rows_serial
+        kernel(
             self.state, self.cfg, self.mode, self.n_base, self.opts.undo,
             rows, self._no_deals if deals is None else deals,
             self.masks, self.counts, self.won, self.obs,
@@ -200,7 +202,8 @@ class EnvCore:
             act[redeal] = kernels.ROW_DEAL
             self._new_deals[redeal] = deals
             self.deals[redeal] = deals
-        kernels.step_rows(
+        kernel = kernels.step_rows if self.num >= PARALLEL_MIN else kernels.step_rows_serial
+        kernel(
             self.state, self.cfg, self.mode, self.n_base, self.opts.undo,
             self.reward_mode, self.opts.illegal_penalty, act, self._new_deals,
             self.rewards, self.reasons, self.engine_act,

@@ -123,41 +123,64 @@ def step_row(
     return reward, 0, e
 
 
+@nb.njit(cache=True, inline="always")
+def _step_one(
+    s, b, cfg, mode, n_base, undo_on, reward_mode, penalty, act, deals,
+    rewards, reasons, engine_act, masks, counts, won, obs,
+):  # fmt: skip
+    if act[b] == ROW_DEAL:
+        deal_into(s, b, cfg, np.uint64(deals[b]))
+    if act[b] >= 0:
+        rw, rs, e = step_row(s, b, cfg, mode, n_base, reward_mode, penalty, act[b])
+        rewards[b] = rw
+        reasons[b] = rs
+        engine_act[b] = e
+    else:
+        rewards[b] = 0.0
+        reasons[b] = 0
+    counts[b] = env_mask(s, b, cfg, mode, n_base, undo_on, masks[b])
+    won[b] = is_won(s, b, cfg)
+    observe(s, b, cfg, obs[b])
+
+
 @nb.njit(cache=True, parallel=True)
 def step_rows(
-    s,
-    cfg: np.ndarray,
-    mode: int,
-    n_base: int,
-    undo_on: bool,
-    reward_mode: int,
-    penalty: float,
-    act: np.ndarray,
-    deals: np.ndarray,
-    rewards: np.ndarray,
-    reasons: np.ndarray,
-    engine_act: np.ndarray,
-    masks: np.ndarray,
-    counts: np.ndarray,
-    won: np.ndarray,
-    obs: np.ndarray,
-) -> None:
+    s, cfg, mode, n_base, undo_on, reward_mode, penalty, act, deals,
+    rewards, reasons, engine_act, masks, counts, won, obs,
+):  # fmt: skip
     """Step every row whose ``act`` is >= 0; a row with ``ROW_DEAL`` gets deal ``deals[b]``
-    first; every row gets its mask and observation recomputed. One parallel launch per env step."""
+    first; every row gets its mask and observation recomputed. One parallel launch per env step.
+    Arrays: ``act``, ``deals`` (B,) int64; ``rewards`` (B,) float32; ``reasons``, ``engine_act``
+    (B,) int64; ``masks`` (B, n_actions) int8; ``counts`` (B,) int32; ``won`` (B,) bool;
+    ``obs`` (B, obs_size) float32."""
     for b in nb.prange(act.shape[0]):
-        if act[b] == ROW_DEAL:
-            deal_into(s, b, cfg, np.uint64(deals[b]))
-        if act[b] >= 0:
-            rw, rs, e = step_row(s, b, cfg, mode, n_base, reward_mode, penalty, act[b])
-            rewards[b] = rw
-            reasons[b] = rs
-            engine_act[b] = e
-        else:
-            rewards[b] = 0.0
-            reasons[b] = 0
-        counts[b] = env_mask(s, b, cfg, mode, n_base, undo_on, masks[b])
-        won[b] = is_won(s, b, cfg)
-        observe(s, b, cfg, obs[b])
+        _step_one(
+            s, b, cfg, mode, n_base, undo_on, reward_mode, penalty, act, deals,
+            rewards, reasons, engine_act, masks, counts, won, obs,
+        )  # fmt: skip
+
+
+@nb.njit(cache=True)
+def step_rows_serial(
+    s, cfg, mode, n_base, undo_on, reward_mode, penalty, act, deals,
+    rewards, reasons, engine_act, masks, counts, won, obs,
+):  # fmt: skip
+    """:func:`step_rows` on one thread: for small batches, where waking threads costs more."""
+    for b in range(act.shape[0]):
+        _step_one(
+            s, b, cfg, mode, n_base, undo_on, reward_mode, penalty, act, deals,
+            rewards, reasons, engine_act, masks, counts, won, obs,
+        )  # fmt: skip
+
+
+@nb.njit(cache=True, inline="always")
+def _refresh_one(s, cfg, mode, n_base, undo_on, rows, deals, masks, counts, won, obs, i):
+    b = rows[i]
+    if deals.shape[0]:
+        deal_into(s, b, cfg, np.uint64(deals[i]))
+    counts[b] = env_mask(s, b, cfg, mode, n_base, undo_on, masks[b])
+    won[b] = is_won(s, b, cfg)
+    observe(s, b, cfg, obs[b])
 
 
 @nb.njit(cache=True, parallel=True)
@@ -177,9 +200,13 @@ def refresh_rows(
     """Deal ``deals[i]`` into row ``rows[i]`` (when ``deals`` is not empty) and recompute the
     mask, legal count, won flag and observation of those rows."""
     for i in nb.prange(rows.shape[0]):
-        b = rows[i]
-        if deals.shape[0]:
-            deal_into(s, b, cfg, np.uint64(deals[i]))
-        counts[b] = env_mask(s, b, cfg, mode, n_base, undo_on, masks[b])
-        won[b] = is_won(s, b, cfg)
-        observe(s, b, cfg, obs[b])
+        _refresh_one(s, cfg, mode, n_base, undo_on, rows, deals, masks, counts, won, obs, i)
+
+
+@nb.njit(cache=True)
+def refresh_rows_serial(
+    s, cfg, mode, n_base, undo_on, rows, deals, masks, counts, won, obs
+):  # fmt: skip
+    """:func:`refresh_rows` on one thread."""
+    for i in range(rows.shape[0]):
+        _refresh_one(s, cfg, mode, n_base, undo_on, rows, deals, masks, counts, won, obs, i)

@@ -351,15 +351,3 @@ def render_position(position: dict[str, Any], *, use_glyphs: bool = True) -> np.
     (640, 768, 3)
     """
     return np.asarray(render_image(position, use_glyphs=use_glyphs), dtype=np.uint8)
-
-
-def png_bytes(position: dict[str, Any], *, colours: int | None = 96) -> bytes:
-    """The picture as PNG bytes; ``colours`` quantises it (smaller files, same look)."""
-    import io
-
-    img = render_image(position)
-    if colours:
-        img = img.quantize(colours, method=Image.Quantize.MEDIANCUT, dither=Image.Dither.NONE)
-    buf = io.BytesIO()
-    img.save(buf, format="PNG", optimize=True)
-    return buf.getvalue()

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import base64
 import html
+import io
 import json
 import os
 from collections.abc import Iterator
@@ -28,7 +29,8 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 
-from solitaire_gym.rendering.image import png_bytes, render_image
+from solitaire_gym.engine.variants import parse_code
+from solitaire_gym.rendering.image import board_size, render_image
 from solitaire_gym.traces import Trace
 
 HOLD_LAST_S = 2.0  # the last position stays this long in a video
@@ -40,27 +42,35 @@ def frames(trace: Trace) -> Iterator[np.ndarray]:
         yield np.asarray(render_image(position), dtype=np.uint8)
 
 
+def _palette(trace: Trace) -> Image.Image:
+    """One palette for a whole game, from its first and last pictures (the last may say "Won!"):
+    a board's colours never change, only where they lie. Quantising to it is fast and keeps
+    GIF frames and PNGs small."""
+    first, final = render_image(trace.positions[0]), render_image(trace.positions[-1])
+    both = Image.new("RGB", (first.width, 2 * first.height))
+    both.paste(first, (0, 0))
+    both.paste(final, (0, first.height))
+    return both.quantize(128, method=Image.Quantize.MEDIANCUT, dither=Image.Dither.NONE)
+
+
+def _paletted(trace: Trace, palette: Image.Image) -> Iterator[Image.Image]:
+    for position in trace.positions:
+        yield render_image(position).quantize(palette=palette, dither=Image.Dither.NONE)
+
+
 def write_gif(trace: Trace, path: str | os.PathLike, *, fps: float = 4.0) -> Path:
     """An animated GIF of the game, ``fps`` positions a second, looping."""
     path = Path(path)
-    images = [render_image(p) for p in trace.positions[:1]]
-    # One palette for the whole game: the colours of a board never change, only where they lie.
-    palette = images[0].quantize(128, method=Image.Quantize.MEDIANCUT, dither=Image.Dither.NONE)
-
-    def paletted() -> Iterator[Image.Image]:
-        for position in trace.positions[1:]:
-            yield render_image(position).quantize(palette=palette, dither=Image.Dither.NONE)
-
+    pictures = _paletted(trace, _palette(trace))
     step_ms = round(1000 / fps)
     durations = [step_ms] * len(trace.positions)
     durations[-1] = max(step_ms, round(HOLD_LAST_S * 1000))
-    first = images[0].quantize(palette=palette, dither=Image.Dither.NONE)
     path.parent.mkdir(parents=True, exist_ok=True)
-    first.save(
+    next(pictures).save(
         path,
         format="GIF",
         save_all=True,
-        append_images=paletted(),
+        append_images=pictures,
         duration=durations,
         loop=0,
         optimize=False,
@@ -139,11 +149,11 @@ _PAGE = """<!doctype html>
       <span>Moves</span><span class="v" id="moves">{counter}</span>
     </div>
     <div class="controls">
-      <button id="first" title="first position (Home)">&#x23EE;</button>
+      <button id="first" title="first position (Home)">|&#x25C0;</button>
       <button id="prev" title="step back (&#x2190;)">&#x25C0; Back</button>
       <button id="play" title="play or pause (space)">Play</button>
       <button id="next" title="step forward (&#x2192;)">Forward &#x25B6;</button>
-      <button id="last" title="last position (End)">&#x23ED;</button>
+      <button id="last" title="last position (End)">&#x25B6;|</button>
       <select id="speed" title="speed">
         <option value="1000">1 move/s</option>
         <option value="500" selected>2 moves/s</option>
@@ -208,7 +218,6 @@ _PAGE = """<!doctype html>
     else if (e.key === " ") {{ e.preventDefault(); toggle(); }}
     else if (e.key === "Home") {{ pause(); show(0); }}
     else if (e.key === "End") {{ pause(); show(last); }}
-    else return;
   }});
   show(0);
 }})();
@@ -220,12 +229,13 @@ _PAGE = """<!doctype html>
 
 def html_page(trace: Trace) -> str:
     """The replay page of ``trace`` as one HTML string (see the module docstring)."""
-    from solitaire_gym.engine.variants import parse_code
-    from solitaire_gym.rendering.image import board_size
-
     variant, _ = parse_code(trace.code)
     height, width = board_size(trace.code)
-    frames_b64 = [base64.b64encode(png_bytes(p)).decode("ascii") for p in trace.positions]
+    frames_b64 = []
+    for picture in _paletted(trace, _palette(trace)):
+        buf = io.BytesIO()
+        picture.save(buf, format="PNG")
+        frames_b64.append(base64.b64encode(buf.getvalue()).decode("ascii"))
     scores = [trace.score_text(k) for k in range(len(trace.positions))]
     counters = [p["moves"] for p in trace.positions]
     data = {

@@ -1,0 +1,69 @@
+"""``solitaire-gym render TRACE``: a trace file as a GIF, an MP4, a replay page or a picture.
+
+    solitaire-gym render game.json --gif game.gif --mp4 game.mp4 --html game.html
+    solitaire-gym render game.json --png final.png          # the last position
+    solitaire-gym render game.json --png start.png --step 0
+
+The trace is replayed and checked first (``solitaire_gym.traces.load_trace``); a bad one is refused
+with the first bad field or move. Needs the ``render`` extra (Pillow, imageio, imageio-ffmpeg).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from solitaire_gym.errors import SolitaireError
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser(
+        "render",
+        help="draw a trace file: GIF, MP4, HTML replay page, PNG",
+        description=__doc__.split("\n\n")[0].replace("``", ""),
+    )
+    p.add_argument("trace", metavar="TRACE", help="a trace file (solitaire_gym.trace JSON)")
+    p.add_argument("--gif", metavar="OUT", help="write an animated GIF")
+    p.add_argument("--mp4", metavar="OUT", help="write an H.264 MP4 video")
+    p.add_argument("--html", metavar="OUT", help="write a self-contained HTML replay page")
+    p.add_argument("--png", metavar="OUT", help="write the picture of one position (see --step)")
+    p.add_argument(
+        "--step", type=int, default=None,
+        help="the position for --png: 0 is the start, k the position after move k (default: last)",
+    )  # fmt: skip
+    p.add_argument(
+        "--fps", type=float, default=4.0, help="positions per second in videos (default 4)"
+    )
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    if not (args.gif or args.mp4 or args.html or args.png):
+        print("solitaire-gym render: give at least one of --gif, --mp4, --html, --png",
+              file=sys.stderr)  # fmt: skip
+        return 2
+    if not args.fps > 0:
+        raise SolitaireError(f"--fps must be a positive number, not {args.fps}")
+    from solitaire_gym.traces import load_trace
+
+    trace = load_trace(args.trace)
+    n = len(trace.positions)
+    if args.step is not None and not 0 <= args.step < n:
+        raise SolitaireError(
+            f"--step {args.step} is outside 0 … {n - 1} (the trace has {n - 1} moves)"
+        )
+    try:
+        from solitaire_gym.rendering import replay
+    except ImportError as e:
+        print(f"solitaire-gym render: {e}", file=sys.stderr)
+        return 2
+    if args.png:
+        step = n - 1 if args.step is None else args.step
+        print(f"wrote {replay.write_png(trace, args.png, step=step)} (position {step})")
+    if args.gif:
+        print(f"wrote {replay.write_gif(trace, args.gif, fps=args.fps)} ({n} frames)")
+    if args.mp4:
+        print(f"wrote {replay.write_mp4(trace, args.mp4, fps=args.fps)} ({n} positions)")
+    if args.html:
+        print(f"wrote {replay.write_html(trace, args.html)} ({n} positions)")
+    return 0

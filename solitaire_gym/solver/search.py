@@ -1,0 +1,320 @@
+"""The solver's Python face: budgets, the result, the certificate, hints.
+
+:func:`solve` runs the compiled search (``kernels.py``) in chunks, looking at the clock between
+chunks, growing its arrays when the search asks, and replays every solution it returns through
+:class:`~solitaire_gym.Game` from the starting position before handing it out.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+
+from solitaire_gym.engine.actions import action_to_move
+from solitaire_gym.engine.state import allocate
+from solitaire_gym.engine.variants import SEAHAVEN
+from solitaire_gym.errors import SolitaireError
+from solitaire_gym.game import Game
+from solitaire_gym.solver import kernels as K
+
+VERDICTS = ("solvable", "unsolvable", "unknown")
+THOUGHTFUL_NOTE = (
+    "thoughtful solving: the solver sees every card, face-down cards and the stock order "
+    "included, which the player does not; 'solvable' means winnable by a player who knew the "
+    "whole deal (an upper bound on what can be won by play), 'unsolvable' means no play wins"
+)
+EXACT_NOTE = "full information: Seahaven Towers hides no card, so the verdict is exact"
+
+DEFAULT_SECONDS = 10.0
+DEFAULT_TABLE_MB = 1024
+_CHUNK_WORK = 4096  # search steps between looks at the clock (a few ms)
+_TT_START = 1 << 16
+
+
+class SolverBug(AssertionError):
+    """The solver produced a solution that does not replay to a win: a bug, never a result."""
+
+
+@dataclass
+class SolveResult:
+    """What :func:`solve` found.
+
+    ``verdict`` is ``"solvable"`` (``solution`` wins, replayed and checked), ``"unsolvable"``
+    (every reachable position was searched: no play wins) or ``"unknown"`` (the budget named in
+    ``reason`` ran out first). ``thoughtful`` is True for Solitaire Réfléchi and Double
+    Solitaire, where the solver sees the hidden cards (see ``THOUGHTFUL_NOTE``); Seahaven Towers
+    hides nothing and its verdict is exact. ``position`` is the starting position when it was not
+    the deal of ``code`` itself (a game already under way), else None."""
+
+    code: str
+    verdict: str
+    solution: list[str]
+    nodes: int
+    seconds: float
+    thoughtful: bool
+    game: str
+    reason: str | None = None
+    max_seconds: float | None = None
+    max_nodes: int | None = None
+    note: str = ""
+    position: dict[str, Any] | None = None
+    stats: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def solved(self) -> bool:
+        return self.verdict == "solvable"
+
+    @property
+    def decided(self) -> bool:
+        return self.verdict != "unknown"
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def to_json(self) -> str:
+        """One line of JSON (the format of ``solitaire-gym solve --out``)."""
+        return json.dumps(self.to_dict(), ensure_ascii=False, separators=(",", ":"))
+
+    def summary(self) -> str:
+        """A few readable lines: verdict, nodes, time, the thoughtful note, the solution."""
+        lines = [
+            f"{self.code}  {self.game}",
+            f"verdict: {self.verdict}"
+            + (f" (budget spent: {self.reason})" if self.verdict == "unknown" else ""),
+            f"nodes: {self.nodes}  time: {self.seconds:.3f} s",
+            f"note: {self.note}",
+        ]
+        if self.solved:
+            lines.append(f"solution ({len(self.solution)} moves):")
+            lines.append(" ".join(self.solution) if self.solution else "(already won)")
+        return "\n".join(lines)
+
+
+def _as_game(game_or_code: Any) -> Game:
+    if isinstance(game_or_code, Game):
+        return game_or_code
+    if isinstance(game_or_code, dict):
+        return Game.from_dict(game_or_code, undo_depth=0)  # PositionError names the fault
+    if isinstance(game_or_code, str):
+        return Game.from_code(game_or_code, undo_depth=0)  # GameCodeError names the fault
+    raise TypeError(
+        f"solve() takes a game code, a Game or a position dict, not {type(game_or_code).__name__}"
+    )
+
+
+def _check_budget(max_seconds: Any, max_nodes: Any) -> tuple[float | None, int | None]:
+    if max_seconds is not None:
+        if isinstance(max_seconds, bool) or not isinstance(max_seconds, (int, float, np.number)):
+            raise ValueError(f"max_seconds must be a number of seconds, not {max_seconds!r}")
+        max_seconds = float(max_seconds)
+        if not max_seconds > 0 or math.isnan(max_seconds):
+            raise ValueError(f"max_seconds must be more than 0, not {max_seconds!r}")
+    if max_nodes is not None:
+        if isinstance(max_nodes, bool) or not isinstance(max_nodes, (int, np.integer)):
+            raise ValueError(f"max_nodes must be an integer, not {max_nodes!r}")
+        max_nodes = int(max_nodes)
+        if max_nodes <= 0:
+            raise ValueError(f"max_nodes must be 1 or more, not {max_nodes}")
+    return max_seconds, max_nodes
+
+
+_warm = False
+
+
+def warm_up() -> None:
+    """Load (or compile, the first time on a machine) the kernels, so that a budget measures
+    search and not compilation."""
+    global _warm
+    if not _warm:
+        _run(Game.from_code("SH1-C4-AAAAAAB", undo_depth=0), 1e9, 50, DEFAULT_TABLE_MB)
+        _warm = True
+
+
+def _grow(a: np.ndarray, fill: int = 0) -> np.ndarray:
+    b = np.full((a.shape[0] * 2, *a.shape[1:]), fill, a.dtype)
+    b[: a.shape[0]] = a
+    return b
+
+
+def _run(
+    game: Game, max_seconds: float | None, max_nodes: int | None, table_mb: float
+) -> tuple[str, str | None, list[int], dict[str, int], float]:
+    """The search proper: (verdict, reason, action ids of the solution, stats, seconds)."""
+    t0 = time.perf_counter()
+    deadline = None if max_seconds is None else t0 + max_seconds
+    cfg = game.cfg
+    src = game.state
+    s = allocate(1, game.variant.n_cards, 0)
+    for dst, a in zip(s.arrays(), src.arrays(), strict=True):
+        if dst.ndim > 1 and dst.shape[1] == 0:
+            continue  # the undo history
+        dst[0] = a[0]
+    s.moves[0] = 0
+    Z = _zobrist()
+    tt_cap = max(_TT_START, 1 << int(math.log2(max(1.0, table_mb * 2**20 / 16))))
+    tt_size = min(_TT_START, tt_cap)
+    tt1 = np.zeros(tt_size, np.uint64)
+    tt2 = np.zeros(tt_size, np.uint64)
+    recs = np.zeros(1 << 12, np.int64)
+    frames = np.zeros((1 << 10, 4), np.int64)
+    moves = np.zeros(1 << 14, np.int32)
+    ctl = np.zeros(K.C_SIZE, np.int64)
+    acts = np.zeros(K.SCRATCH, np.int32)
+    sc = np.zeros(K.MOVE_MARGIN, np.int64)
+    tmp = np.zeros(2 * K.SEQ + 8, np.int64)
+    seen = np.zeros(K.SEQ + 8, np.int8)
+    status = K.init_root(s, cfg, Z, tt1, tt2, recs, frames, moves, ctl, acts, sc, tmp, seen)
+    reason = None
+    while status != K.ST_WON:
+        limit = np.iinfo(np.int64).max if max_nodes is None else max_nodes
+        status = K.search(
+            s, cfg, Z, tt1, tt2, recs, frames, moves, ctl, acts, sc, tmp, seen, limit, _CHUNK_WORK
+        )
+        if status in (K.ST_WON, K.ST_EXHAUSTED):
+            break
+        if status == K.ST_GROW_TT:
+            if tt1.shape[0] * 2 > tt_cap:
+                reason = "memory"
+                break
+            n1 = np.zeros(tt1.shape[0] * 2, np.uint64)
+            n2 = np.zeros(tt1.shape[0] * 2, np.uint64)
+            K.tt_rehash(tt1, tt2, n1, n2)
+            tt1, tt2 = n1, n2
+        elif status == K.ST_GROW_RECS:
+            recs = _grow(recs)
+        elif status == K.ST_GROW_FRAMES:
+            frames = _grow(frames)
+        elif status == K.ST_GROW_MOVES:
+            moves = _grow(moves)
+        if max_nodes is not None and ctl[K.C_NODES] >= max_nodes:
+            reason = "nodes"
+            break
+        if deadline is not None and time.perf_counter() >= deadline:
+            reason = "seconds"
+            break
+    seconds = time.perf_counter() - t0
+    stats = {
+        "nodes": int(ctl[K.C_NODES]),
+        "seen_again": int(ctl[K.C_HITS]),
+        "max_depth": int(ctl[K.C_MAXDEPTH]),
+        "table_size": int(tt1.shape[0]),
+    }
+    if status == K.ST_WON:
+        path = [int(r) & K.MOVE_MASK for r in recs[: ctl[K.C_RECS]]]
+        return "solvable", None, path, stats, seconds
+    if status == K.ST_EXHAUSTED:
+        return "unsolvable", None, [], stats, seconds
+    return "unknown", reason, [], stats, seconds
+
+
+_Z: np.ndarray | None = None
+
+
+def _zobrist() -> np.ndarray:
+    global _Z
+    if _Z is None:
+        _Z = K.zobrist_table()
+    return _Z
+
+
+def certify(start: dict[str, Any], solution: list[str]) -> None:
+    """Replay ``solution`` through :class:`Game` from ``start``; raise :class:`SolverBug` unless
+    every move is legal and the game ends won."""
+    g = Game.from_dict(start, undo_depth=0)
+    for i, move in enumerate(solution):
+        try:
+            g.play(move)
+        except SolitaireError as e:
+            raise SolverBug(
+                f"{start['code']}: move {i + 1} of the solution, {move!r}, is refused: {e}"
+            ) from e
+    if not g.won:
+        raise SolverBug(f"{start['code']}: the solution ({len(solution)} moves) does not win")
+
+
+def solve(
+    game_or_code: Game | str | dict[str, Any],
+    *,
+    max_seconds: float | None = DEFAULT_SECONDS,
+    max_nodes: int | None = None,
+    table_mb: float = DEFAULT_TABLE_MB,
+) -> SolveResult:
+    """Solve a deal (a code such as ``"SH1-C4-AAAAAJ2"``), a :class:`Game` from its current
+    position, or a position dict (``Game.to_dict``'s format).
+
+    Returns a :class:`SolveResult`. ``"solvable"`` comes with a solution in RULES.md's notation,
+    replayed through :class:`Game` before it is returned (a solution that fails to replay raises
+    :class:`SolverBug`). ``"unsolvable"`` only when every position reachable under the exact rules
+    was searched. ``"unknown"`` when ``max_seconds``, ``max_nodes`` or the visited-set memory
+    (``table_mb``, MiB) ran out first; None means no limit of that kind.
+
+    **Thoughtful solving.** Solitaire Réfléchi and Double Solitaire hide cards from the player
+    (the stock; Double Solitaire's face-down cards); the solver plays them with every card known.
+    Its verdict is the upper bound of winnability: a "solvable" deal may still be lost by a player
+    who cannot see the hidden cards. Seahaven Towers shows every card: its verdict is exact.
+
+    Raises :class:`~solitaire_gym.GameCodeError` (malformed code),
+    :class:`~solitaire_gym.PositionError` (malformed position), ``ValueError`` (a budget of zero
+    or less).
+
+    >>> r = solve("SH1-C4-AAAAAJ2", max_seconds=5)
+    >>> r.verdict, r.thoughtful
+    ('solvable', False)
+    """
+    max_seconds, max_nodes = _check_budget(max_seconds, max_nodes)
+    if isinstance(table_mb, bool) or not isinstance(table_mb, (int, float)) or not table_mb > 0:
+        raise ValueError(f"table_mb must be a positive number of MiB, not {table_mb!r}")
+    game = _as_game(game_or_code)
+    warm_up()
+    start = game.to_dict()
+    fresh = Game.from_code(game.code, undo_depth=0).to_dict()
+    thoughtful = game.variant.game != SEAHAVEN
+    verdict, reason, path, stats, seconds = _run(game, max_seconds, max_nodes, table_mb)
+    solution = [action_to_move(game.cfg, a) for a in path]
+    if verdict == "solvable":
+        certify(start, solution)
+    return SolveResult(
+        code=game.code,
+        verdict=verdict,
+        solution=solution,
+        nodes=stats["nodes"],
+        seconds=round(seconds, 6),
+        thoughtful=thoughtful,
+        game=game.variant.name,
+        reason=reason,
+        max_seconds=max_seconds,
+        max_nodes=max_nodes,
+        note=THOUGHTFUL_NOTE if thoughtful else EXACT_NOTE,
+        position=None if start == fresh else start,
+        stats=stats,
+    )
+
+
+def hint(game: Game | str | dict[str, Any], max_seconds: float | None = 2.0) -> str | None:
+    """The next move of a solution from the game's current position, or None (no solution found
+    within the budget, the position is lost, or the game is already won). Thoughtful in
+    Solitaire Réfléchi and Double Solitaire: the hint may rely on cards the player cannot see.
+
+    >>> hint(Game.from_code("SH1-C4-AAAAAJ2"), max_seconds=5) is not None
+    True
+    """
+    r = solve(game, max_seconds=max_seconds)
+    return r.solution[0] if r.solved and r.solution else None
+
+
+__all__ = [
+    "EXACT_NOTE",
+    "THOUGHTFUL_NOTE",
+    "VERDICTS",
+    "SolveResult",
+    "SolverBug",
+    "certify",
+    "hint",
+    "solve",
+    "warm_up",
+]
