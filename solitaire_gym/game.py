@@ -199,7 +199,7 @@ class Game:
             if self.moves == 0:
                 raise UndoError("nothing to undo: no move has been made")
             raise UndoError(
-                f"nothing left to undo: the app keeps only the last {self._s.hist.shape[1]} actions"
+                f"nothing left to undo (the app keeps the last {self._s.hist.shape[1]} actions)"
             )
 
     # ---- taps ---------------------------------------------------------------------------------

@@ -115,7 +115,7 @@ class Trace:
             raise TraceError(
                 f"field 'format' is {d['format']!r}, expected {FORMAT!r}", field="format"
             )
-        if d.get("version") != VERSION:
+        if type(d.get("version")) is not int or d["version"] != VERSION:
             raise TraceError(
                 f"field 'version' is {d.get('version')!r}; this package reads version {VERSION}",
                 field="version",
@@ -213,7 +213,10 @@ def _trace_dict(code, moves, agent, scores, start) -> dict[str, Any]:
         d["agent"] = str(agent)
     if start is not None:
         d["start"] = start
-    d["moves"] = [str(m) for m in moves]
+    d["moves"] = list(moves)
+    for k, m in enumerate(d["moves"], 1):
+        if not isinstance(m, str):
+            raise TraceError(f"move {k}: {m!r} is not a move string", field="moves", move=k)
     if scores is not None:
         d["scores"] = [int(s) for s in scores]
         if len(d["scores"]) != len(d["moves"]):

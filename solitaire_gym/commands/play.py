@@ -59,7 +59,7 @@ def _hint(game: Game) -> str:
     except SolitaireError as e:
         return f"hint: {e}"
     if move is None:
-        return "hint: the solver finds no move that leads to a win from here"
+        return "hint: the solver finds no winning line from here (in its time budget)"
     return f"hint: {move}"
 
 

@@ -16,7 +16,8 @@ Layouts, as in the apps::
     Seahaven Towers             f1 f2  .  c1 c2 c3 c4  .  f3 f4      (cells in play only)
                                 t1 t2 t3 t4 t5 t6 t7 t8 t9 t10
 
-A header shows the game, its code, the score (Vegas in dollars) and the move counter. Every pile
+A header shows the game, its code, the score (Vegas in dollars) and the move counter; a won game
+says "Won!" over its empty tableau. Every pile
 carries its name in the move notation (``t3``, ``f5``, ``c2``, ``w``) so a move reads off the
 picture. Face-down cards show their back; the stock shows a back with its count; with draw 3 the
 top three waste cards are fanned. Suit symbols come from DejaVu Sans (Debian's
@@ -250,21 +251,17 @@ class _Board:
             self.card(c, x, y)
             y += step_down if c.endswith("*") else step_up
 
-    def header(self, position: dict[str, Any], won: bool) -> None:
+    def header(self, position: dict[str, Any]) -> None:
         w = self.img.width
         self.draw.rectangle([0, 0, w, HEADER - 1], fill=BAR)
         f = self.fonts.header
-        self.draw.text(
-            (MARGIN, HEADER / 2), f"{self.variant.name}   {position['code']}",
-            font=f, fill=BAR_TEXT, anchor="lm",
-        )  # fmt: skip
+        left = f"{self.variant.name}   {position['code']}"
+        self.draw.text((MARGIN, HEADER / 2), left, font=f, fill=BAR_TEXT, anchor="lm")
         right = (
             f"Score {score_text(position['score'], self.variant.vegas)}"
             f"     Moves {position['moves']}"
         )
         self.draw.text((w - MARGIN, HEADER / 2), right, font=f, fill=BAR_TEXT, anchor="rm")
-        if won:
-            self.draw.text((w / 2 + 60, HEADER / 2), "Won!", font=f, fill=WON_TEXT, anchor="mm")
 
     def stock_and_waste(self, position: dict[str, Any], x: float, y: float) -> None:
         stock, waste = position["stock"], position["waste"]
@@ -300,7 +297,7 @@ def render_image(position: dict[str, Any], *, use_glyphs: bool = True) -> Image.
     variant, _ = parse_code(position["code"])
     size = SIZES[variant.game]
     b = _Board(variant, size, use_glyphs)
-    b.header(position, is_won(position))
+    b.header(position)
     top = HEADER + 8 + LABEL  # top row of piles
     tab = top + CARD_H + 10 + LABEL  # tableau
     bottom = size[0] - MARGIN
@@ -338,6 +335,11 @@ def render_image(position: dict[str, Any], *, use_glyphs: bool = True) -> Image.
         x = cols_x + i * PITCH
         b.label(f"t{i + 1}", x, tab)
         b.column(col, x, tab, bottom)
+    if is_won(position):  # the tableau is empty then: the word stands over it
+        cx = cols_x + (len(position["tableau"]) * PITCH - GAP) / 2
+        b.draw.text(
+            (cx, (tab + bottom) / 2), "Won!", font=b.fonts.suit_big, fill=WON_TEXT, anchor="mm"
+        )
     return b.img
 
 
