@@ -202,6 +202,15 @@ class Game:
                 f"nothing left to undo (the app keeps the last {self._s.hist.shape[1]} actions)"
             )
 
+    def hint(self, max_seconds: float | None = 2.0) -> str | None:
+        """The next move of a solution from this position (the solver, ``solitaire_gym.solver``),
+        or None when none is found within ``max_seconds``. In Solitaire Réfléchi and Double
+        Solitaire the solver knows the hidden cards: a hint may rely on what the player cannot
+        see."""
+        from solitaire_gym.solver import hint
+
+        return hint(self, max_seconds=max_seconds)
+
     # ---- taps ---------------------------------------------------------------------------------
     def _where(self, pile: str) -> int:
         m = _WHERE_RE.match(pile.strip().lower()) if isinstance(pile, str) else None
