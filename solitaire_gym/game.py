@@ -189,7 +189,13 @@ class Game:
             err = IllegalMoveError(why)
             err.move = move  # type: ignore[attr-defined]
             raise err
+        plan = self.__dict__.get("_plan")
+        on_plan = (
+            plan is not None and plan[1][:1] == [self.move_text(a)] and plan[0] == self.to_dict()
+        )
         play.play(self._s, 0, self._cfg, a)
+        if plan is not None:
+            self._plan = (self.to_dict(), plan[1][1:]) if on_plan else None
 
     def undo(self) -> None:
         """Undo the last action: the position and score return; the move counter does not."""
@@ -206,10 +212,20 @@ class Game:
         """The next move of a solution from this position (the solver, ``solitaire_gym.solver``),
         or None when none is found within ``max_seconds``. In Solitaire Réfléchi and Double
         Solitaire the solver knows the hidden cards: a hint may rely on what the player cannot
-        see."""
-        from solitaire_gym.solver import hint
+        see. Following the hints plays one solution through: the rest of the solution is kept
+        while the game stays on it, so two solutions are never interleaved."""
+        from solitaire_gym.solver import solve
 
-        return hint(self, max_seconds=max_seconds)
+        here = self.to_dict()
+        plan = self.__dict__.get("_plan")
+        if plan is not None and plan[0] == here and plan[1]:
+            return plan[1][0]
+        result = solve(self, max_seconds=max_seconds)
+        if not (result.solved and result.solution):
+            self._plan = None
+            return None
+        self._plan = (here, list(result.solution))
+        return result.solution[0]
 
     # ---- taps ---------------------------------------------------------------------------------
     def _where(self, pile: str) -> int:
