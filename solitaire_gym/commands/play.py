@@ -51,11 +51,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _hint(game: Game) -> str:
     try:
-        from solitaire_gym.solver import hint
-    except ImportError:
-        return "hint: the solver is not available"
-    try:
-        move = hint(game)
+        move = game.hint()  # keeps to one solution while the player follows it
     except SolitaireError as e:
         return f"hint: {e}"
     if move is None:
