@@ -197,7 +197,19 @@ def main() -> None:
     parser.add_argument("--batch", type=int, default=1024, help="games per Batch")
     parser.add_argument("--variants", nargs="+", default=TAGS, choices=TAGS, metavar="TAG")
     parser.add_argument("--no-cold", action="store_true", help="skip the cold-start runs")
+    parser.add_argument("--threads", type=int, default=None, help="numba threads (default: all)")
+    parser.add_argument(
+        "--threading-layer",
+        choices=["default", "omp", "workqueue", "tbb"],
+        default=None,
+        help="numba threading layer (as NUMBA_THREADING_LAYER; under CPU contention omp's "
+        "spin-waiting can cost several times the work)",
+    )
     args = parser.parse_args()
+    if args.threading_layer:
+        nb.config.THREADING_LAYER = args.threading_layer  # before the first parallel launch
+    if args.threads:
+        nb.set_num_threads(args.threads)
     seconds = args.seconds or (0.5 if args.quick else 3.0)
     warm_runs, cold_runs = (2, 1) if args.quick else (5, 2)
 

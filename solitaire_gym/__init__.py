@@ -1,5 +1,15 @@
 """solitaire_gym: Double Solitaire, Solitaire Réfléchi and Seahaven Towers as RL environments."""
 
+import os
+
+import numba
+
+# The batched kernels launch one parallel loop per env step. numba's OpenMP layer costs ~10 ms
+# per launch whenever the cores are busy (e.g. beside a torch learner), its workqueue layer does
+# not (benchmarks/bench_engine.py --threading-layer). Kept if the user chose a layer.
+if "NUMBA_THREADING_LAYER" not in os.environ:
+    numba.config.THREADING_LAYER = "workqueue"
+
 from solitaire_gym.engine.variants import Variant, parse_code
 from solitaire_gym.envs import SolitaireEnv, SolitaireVectorEnv, register_envs
 from solitaire_gym.errors import (
