@@ -332,3 +332,20 @@ def test_rllib_wrapper():
     check_env(env)
     obs, info = env.reset(seed=0)
     np.testing.assert_array_equal(obs["action_mask"], info["action_mask"])
+
+
+def test_dead_deals_are_skipped_when_drawn():
+    """Some Seahaven deals with 2 cells have no legal move at all; a drawn deal never does."""
+    from solitaire_gym import Game
+
+    assert Game.from_code("SH1-C2-K2BKZG6").stuck  # dead on arrival
+    vec = gym.make_vec(SH, num_envs=64, cells=2)
+    obs, info = vec.reset(seed=0)
+    for _ in range(300):
+        assert info["action_mask"].any(axis=1)[~(info["won"] | info["stuck"])].all()
+        acts = np.array([np.flatnonzero(m)[0] if m.any() else 0 for m in info["action_mask"]])
+        obs, r, term, trunc, info = vec.step(acts)
+    env = gym.make(SH, cells=2)
+    for seed in range(40):
+        _, info = env.reset(seed=seed)
+        assert info["action_mask"].any()

@@ -140,6 +140,16 @@ class EnvCore:
             self.masks, self.counts, self.won, self.obs,
         )  # fmt: skip
 
+    def skip_dead_deals(self, rows: np.ndarray, rng: np.random.Generator) -> None:
+        """Deal again, from the split, into those of ``rows`` whose new game has no legal move at
+        all (a few Seahaven deals with 2 or 1 cells): a drawn deal always offers a first move.
+        Deals asked for by code or number are never replaced."""
+        rows = np.asarray(rows, np.int64)
+        dead = rows[(self.counts[rows] == 0) & ~self.won[rows]]
+        while dead.size:
+            self.deal(dead, sample_deals(rng, dead.size, self.opts.split))
+            dead = dead[(self.counts[dead] == 0) & ~self.won[dead]]
+
     def deal(self, rows: np.ndarray, deals: np.ndarray) -> None:
         rows = np.asarray(rows, np.int64)
         deals = np.asarray(deals, np.int64)

@@ -60,6 +60,7 @@ class SB3VecEnv(VecEnv):
             self._rng = np.random.default_rng(self._seeds[0])
             self._seeds = [None] * self.num_envs
         self._core.deal(self._all, sample_deals(self._rng, self.num_envs, self.options.split))
+        self._core.skip_dead_deals(self._all, self._rng)
         self._steps[:] = 0
         self._episode_return[:] = 0
         self.reset_infos = [{"code": c} for c in self._core.codes]
@@ -97,6 +98,7 @@ class SB3VecEnv(VecEnv):
                     "episode": {"r": float(self._episode_return[r]), "l": int(self._steps[r])},
                 }
             core.deal(ended, sample_deals(self._rng, ended.size, self.options.split))
+            core.skip_dead_deals(ended, self._rng)
             self._steps[ended] = 0
             self._episode_return[ended] = 0
         return core.obs.copy(), rewards, dones, infos

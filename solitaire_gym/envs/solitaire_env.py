@@ -62,6 +62,9 @@ class SolitaireEnv(gym.Env):
     needs the ``render`` extra).
 
     ``reset(seed=..., options={"code": "..."} | {"deal": n} | {"state": Game.to_dict()})``.
+    A deal drawn from the split that offers no legal move at all (a few Seahaven deals with 2 or
+    1 cells are dead on arrival) is replaced by the next draw; a deal asked for by code or number
+    is dealt as it is (its episode then ends at the first step, with ``info["stuck"]``).
 
     ## Registered Versions
     ``solitaire_gym/DoubleSolitaire-v0``, ``solitaire_gym/SolitaireReflechi-v0``,
@@ -97,6 +100,8 @@ class SolitaireEnv(gym.Env):
             self._core.set_position(0, how)
         else:
             self._core.deal(self._rows, how)
+            if not options:
+                self._core.skip_dead_deals(self._rows, self.np_random)
         self._started = True
         return self._core.obs[0].copy(), self._info()
 

@@ -80,6 +80,8 @@ class SolitaireVectorEnv(VectorEnv):
         if isinstance(deals, dict):
             raise ValueError("the vector env takes 'code' or 'deal' options, not 'state'")
         self._core.deal(rows, deals)
+        if not ({"code", "deal"} & set(options)):
+            self._core.skip_dead_deals(rows, self.np_random)
         self._steps[rows] = 0
         self._needs_reset[rows] = False
         self._started = True
@@ -101,6 +103,8 @@ class SolitaireVectorEnv(VectorEnv):
         deals = sample_deals(self.np_random, resetting.size, self.options.split)
         self._steps[resetting] = 0
         self._core.step(self._act, resetting, deals)  # ended games are dealt anew, not stepped
+        if resetting.size:
+            self._core.skip_dead_deals(resetting, self.np_random)
         stepped = ~self._needs_reset
         self._steps[stepped] += 1
         won = self._core.won
