@@ -75,7 +75,14 @@ from solitaire_gym.engine.actions import (
 )
 from solitaire_gym.engine.movegen import legal_actions
 from solitaire_gym.engine.play import apply, undo_record
-from solitaire_gym.engine.rules import check_parts, fits_on, foundation_for, is_won
+from solitaire_gym.engine.rules import (
+    check_move,
+    check_onto_column,
+    check_parts,
+    fits_on,
+    foundation_for,
+    is_won,
+)
 from solitaire_gym.engine.variants import (
     DOUBLE,
     G_CELLS,
@@ -102,6 +109,9 @@ ST_GROW_TT = 3  # the visited set is half full: grow it (rehash) and call again
 ST_GROW_RECS = 4
 ST_GROW_FRAMES = 5
 ST_GROW_MOVES = 6
+ST_GROW_TSTACK = 7
+ST_GROW_WALK = 8
+ST_BUG = 9  # a move the search was about to play is illegal: a solver bug
 
 # ---- ctl slots ---------------------------------------------------------------------------------
 C_DEPTH = 0  # index of the top frame
@@ -111,7 +121,25 @@ C_NODES = 3  # positions expanded (each once)
 C_TT = 4  # keys in the visited set
 C_HITS = 5  # children skipped because already seen
 C_MAXDEPTH = 6
-C_SIZE = 8
+C_RNG = 7  # xorshift state for the move-order jitter
+C_JITTER = 8  # 0: plain order; else scores get a random 0 .. jitter-1 added
+C_GEN = 9  # the run (restarts start a new one)
+C_INDEX = 10  # nodes entered in this run (Tarjan's index)
+C_TSTACK = 11  # Tarjan stack top
+C_ROOTRECS = 12  # records of the root's automatic moves (kept over restarts)
+C_DEAD = 13  # positions proven lost
+C_FLAGS = 14  # FL_* below: reductions switched off (for tests and measurements)
+C_WALK = 15  # stock-walk stack top
+C_SIZE = 16
+
+# Reductions can be switched off one by one (ctl[C_FLAGS]); with all of them off the search is a
+# plain exhaustive depth-first search over exact positions and every legal move, which the tests
+# use as the reference for the verdicts.
+FL_NO_AUTO = 1  # no safe automatic foundation moves
+FL_NO_LAZY = 2  # no restricted nodes after waste-to-column and column-to-column moves
+FL_NO_MACRO = 4  # stock taps are ordinary moves (implies FL_NO_LAZY's waste part)
+FL_EXACT = 8  # keys of exact positions: no column, cell, pile or stock-split symmetry
+FL_NO_PRUNE = 16  # keep moves into any empty column, whole columns to empty ones, take-backs
 
 # ---- Zobrist table layout (two rows, one per key) ----------------------------------------------
 SEQ = 105  # positions in the stock + waste sequence (104 cards) + 1
@@ -120,7 +148,12 @@ Z_FOUND = Z_COL + 52 * MAX_HEIGHT * 2  # Double: (suit, low pile, high pile); el
 Z_CELL = Z_FOUND + 4 * 14 * 14  # card in a free cell
 Z_SEQ = Z_CELL + 52  # (card, index in the stock + waste sequence)
 Z_SPLIT = Z_SEQ + 52 * SEQ  # split point class: 0 … 104, SEQ = "any / the recurrent cycle"
-Z_SIZE = Z_SPLIT + SEQ + 1
+Z_REST = Z_SPLIT + SEQ + 1  # restriction kinds (R_* below), for restricted nodes
+Z_SIZE = Z_REST + 4
+
+# Restricted nodes (see ``_lazy_waste``): what the next move must do.
+R_NONE = 0
+R_ONTO = 1  # go onto column rcol (a card just played there from the waste)
 
 MOVE_BITS = 11  # actions < 2048; a move is action | draws << MOVE_BITS
 MOVE_MASK = (1 << MOVE_BITS) - 1
@@ -137,7 +170,9 @@ _S33 = np.uint64(33)
 def zobrist_table(seed: int = 0x5EA7A1E) -> np.ndarray:
     """The random keys (fixed seed: a position's key is the same in every run)."""
     rng = np.random.default_rng(seed)
-    return rng.integers(0, np.iinfo(np.uint64).max, size=(2, Z_SIZE), dtype=np.uint64, endpoint=True)
+    return rng.integers(
+        0, np.iinfo(np.uint64).max, size=(2, Z_SIZE), dtype=np.uint64, endpoint=True
+    )
 
 
 @nb.njit(cache=True, inline="always")
@@ -151,8 +186,16 @@ def _fmix(x):
 
 
 @nb.njit(cache=True)
-def position_key(s, cfg: np.ndarray, Z: np.ndarray) -> tuple[np.uint64, np.uint64]:
-    """The canonical 128-bit key of row 0 (see the module docstring); never (0, *)."""
+def position_key(
+    s, cfg: np.ndarray, Z: np.ndarray, rkind: int, rcol: int, flags: int
+) -> tuple[np.uint64, np.uint64]:
+    """The canonical 128-bit key of row 0 (see the module docstring); never (0, *). A
+    restricted node (``rkind`` > 0, about column ``rcol``) is keyed apart from the same position
+    unrestricted, by the restriction and the content of the column it names. The split of the
+    stock is reduced to its class only when stock taps come as macros (a node then plays every
+    waste card of its class); ``FL_EXACT`` keys exact positions."""
+    exact = (flags & FL_EXACT) != 0
+    exact_split = exact or (flags & FL_NO_MACRO) != 0
     h1 = np.uint64(0)
     h2 = np.uint64(0)
     for c in range(cfg[G_COLS]):
@@ -166,14 +209,20 @@ def position_key(s, cfg: np.ndarray, Z: np.ndarray) -> tuple[np.uint64, np.uint6
             idx = Z_COL + (np.int64(s.tab[0, c, i]) * MAX_HEIGHT + i) * 2 + (1 if i < down else 0)
             x1 ^= Z[0, idx]
             x2 ^= Z[1, idx]
+        if exact:
+            x1 ^= np.uint64(c + 1) * _M1
+            x2 ^= np.uint64(c + 1) * _M2
         h1 += _fmix(x1)  # a sum: the columns are a multiset
         h2 += _fmix(x2 ^ _K2)
+        if c == rcol and rkind == R_ONTO:
+            h1 ^= _fmix(x1 ^ Z[0, Z_REST + rkind])
+            h2 ^= _fmix(x2 ^ Z[1, Z_REST + rkind])
     if cfg[G_GAME] == DOUBLE:
         for su in range(4):
             a = np.int64(s.found[0, 2 * su])
             b = np.int64(s.found[0, 2 * su + 1])
-            lo = min(a, b)
-            hi = max(a, b)
+            lo = a if exact else min(a, b)
+            hi = b if exact else max(a, b)
             idx = Z_FOUND + (su * 14 + lo) * 14 + hi
             h1 ^= Z[0, idx]
             h2 ^= Z[1, idx]
@@ -185,8 +234,9 @@ def position_key(s, cfg: np.ndarray, Z: np.ndarray) -> tuple[np.uint64, np.uint6
     for k in range(cfg[G_CELLS]):
         card = np.int64(s.cells[0, k])
         if card >= 0:
-            h1 ^= Z[0, Z_CELL + card]
-            h2 ^= Z[1, Z_CELL + card]
+            idx = Z_SEQ + card * SEQ + SEQ - 1 - k if exact else Z_CELL + card
+            h1 ^= Z[0, idx]
+            h2 ^= Z[1, idx]
     if cfg[L_STOCK]:
         wl = np.int64(s.waste_len[0])
         sl = np.int64(s.stock_len[0])
@@ -198,11 +248,9 @@ def position_key(s, cfg: np.ndarray, Z: np.ndarray) -> tuple[np.uint64, np.uint6
             idx = Z_SEQ + np.int64(s.stock[0, i]) * SEQ + wl + sl - 1 - i
             h1 ^= Z[0, idx]
             h2 ^= Z[1, idx]
-        if cfg[G_VEGAS]:
+        if cfg[G_VEGAS] or exact_split:
             split = wl
-        elif cfg[G_DRAW] == 1:
-            split = SEQ
-        elif wl % 3 == 0 or sl == 0:
+        elif cfg[G_DRAW] == 1 or wl % 3 == 0 or sl == 0:
             split = SEQ
         else:
             split = wl
@@ -215,28 +263,76 @@ def position_key(s, cfg: np.ndarray, Z: np.ndarray) -> tuple[np.uint64, np.uint6
     return h1, h2
 
 
+# Visited set. Each entry: two keys and ``info``: DEAD (proven lost, for good: the moves of a
+# node do not depend on the order they are tried in), or ``run << IDX_BITS | index`` for a node
+# entered in run ``run`` (Tarjan's index there); an entry of an earlier run that was not proven
+# lost is stale and counts as unseen.
+DEAD = -1
+IDX_BITS = 40
+IDX_MASK = (1 << IDX_BITS) - 1
+TT_NEW = 0
+TT_DEAD = 1
+TT_OPEN = 2
+
+
 @nb.njit(cache=True)
-def tt_insert(t1: np.ndarray, t2: np.ndarray, h1: np.uint64, h2: np.uint64) -> bool:
-    """Add the key; False if it was there already."""
-    mask = np.uint64(t1.shape[0] - 1)
-    i = np.int64(h1 & mask)
+def tt_enter(
+    t1: np.ndarray, t2: np.ndarray, ti: np.ndarray, h1: np.uint64, h2: np.uint64, info: int
+) -> tuple[int, int]:
+    """Look the key up. Unseen (or stale): store ``info``, return (TT_NEW, 1 if a slot was
+    taken, else 0). Proven lost: (TT_DEAD, 0). Entered in this run: (TT_OPEN, its index)."""
     m = t1.shape[0] - 1
+    i = np.int64(h1 & np.uint64(m))
+    run = info >> IDX_BITS
     while True:
         k = t1[i]
         if k == 0:
             t1[i] = h1
             t2[i] = h2
-            return True
+            ti[i] = info
+            return TT_NEW, 1
         if k == h1 and t2[i] == h2:
-            return False
+            v = ti[i]
+            if v == DEAD:
+                return TT_DEAD, 0
+            if (v >> IDX_BITS) == run:
+                return TT_OPEN, v & IDX_MASK
+            ti[i] = info
+            return TT_NEW, 0
         i = (i + 1) & m
 
 
 @nb.njit(cache=True)
-def tt_rehash(o1: np.ndarray, o2: np.ndarray, n1: np.ndarray, n2: np.ndarray) -> None:
+def tt_kill(t1: np.ndarray, t2: np.ndarray, ti: np.ndarray, h1: np.uint64, h2: np.uint64) -> None:
+    """Mark a stored key proven lost."""
+    m = t1.shape[0] - 1
+    i = np.int64(h1 & np.uint64(m))
+    while True:
+        if t1[i] == h1 and t2[i] == h2:
+            ti[i] = DEAD
+            return
+        i = (i + 1) & m
+
+
+@nb.njit(cache=True)
+def tt_rehash(
+    o1: np.ndarray,
+    o2: np.ndarray,
+    oi: np.ndarray,
+    n1: np.ndarray,
+    n2: np.ndarray,
+    ni: np.ndarray,
+    run: int,
+) -> int:
+    """Copy the live entries (proven lost, or of run ``run``) into the new table; return how
+    many (stale entries are dropped)."""
+    count = 0
     for i in range(o1.shape[0]):
-        if o1[i] != 0:
-            tt_insert(n1, n2, o1[i], o2[i])
+        v = oi[i]
+        if o1[i] != 0 and (v == DEAD or (v >> IDX_BITS) == run):
+            tt_enter(n1, n2, ni, o1[i], o2[i], v)
+            count += 1
+    return count
 
 
 # ---- safe automatic foundation moves ---------------------------------------------------------
@@ -280,27 +376,37 @@ def find_safe(s, cfg: np.ndarray) -> int:
         if h == 0:
             continue
         card = np.int64(s.tab[0, c, h - 1])
-        if foundation_for(s, 0, cfg, card) >= 0 and _safe(s, cfg, card):
-            if check_parts(s, 0, cfg, K_TF, c, 0, 1) == 0:
-                return cfg[L_TF] + c
+        if (
+            foundation_for(s, 0, cfg, card) >= 0
+            and _safe(s, cfg, card)
+            and check_parts(s, 0, cfg, K_TF, c, 0, 1) == 0
+        ):
+            return cfg[L_TF] + c
     for k in range(cfg[G_CELLS]):
         card = np.int64(s.cells[0, k])
-        if card >= 0 and foundation_for(s, 0, cfg, card) >= 0 and _safe(s, cfg, card):
-            if check_parts(s, 0, cfg, K_CF, k, 0, 1) == 0:
-                return cfg[L_CF] + k
+        if (
+            card >= 0
+            and foundation_for(s, 0, cfg, card) >= 0
+            and _safe(s, cfg, card)
+            and check_parts(s, 0, cfg, K_CF, k, 0, 1) == 0
+        ):
+            return cfg[L_CF] + k
     if cfg[L_STOCK] and cfg[G_DRAW] == 1 and s.waste_len[0] > 0:
         card = np.int64(s.waste[0, s.waste_len[0] - 1])
-        if foundation_for(s, 0, cfg, card) >= 0 and _safe(s, cfg, card):
-            if check_parts(s, 0, cfg, K_WF, 0, 0, 1) == 0:
-                return cfg[L_WF]
+        if (
+            foundation_for(s, 0, cfg, card) >= 0
+            and _safe(s, cfg, card)
+            and check_parts(s, 0, cfg, K_WF, 0, 0, 1) == 0
+        ):
+            return cfg[L_WF]
     return -1
 
 
 @nb.njit(cache=True)
-def autoplay(s, cfg: np.ndarray, recs: np.ndarray, top: int) -> int:
+def autoplay(s, cfg: np.ndarray, recs: np.ndarray, top: int, flags: int) -> int:
     """Play safe foundation moves until none is left; their records go to ``recs[top ..]``.
     Returns the new top."""
-    while not is_won(s, 0, cfg):
+    while not (flags & FL_NO_AUTO) and not is_won(s, 0, cfg):
         a = find_safe(s, cfg)
         if a < 0:
             break
@@ -319,6 +425,8 @@ def _score(s, cfg: np.ndarray, kind: int, src: int, dst: int, n: int, j: int) ->
     game = cfg[G_GAME]
     if kind == K_TF or kind == K_CF:
         return 1000
+    if kind == K_DRAW or kind == K_RECYCLE:
+        return 200
     if kind == K_WF:
         return 990 - j
     if kind == K_FT or kind == K_FC:
@@ -359,6 +467,37 @@ def _score(s, cfg: np.ndarray, kind: int, src: int, dst: int, n: int, j: int) ->
 
 
 @nb.njit(cache=True)
+def stock_walk(
+    s, cfg: np.ndarray, tmp: np.ndarray, seen: np.ndarray, wkc: np.ndarray, wkj: np.ndarray, w: int
+) -> int:
+    """Tap the stock through one whole cycle with the engine (then undo every tap), writing each
+    waste top met and the taps it took to ``wkc/wkj[w ..]``; return the end. A node's walk
+    depends only on the stock and waste, so children that did not touch them share it."""
+    seen[:] = 0
+    n_taps = 0
+    while True:
+        wl = s.waste_len[0]
+        seen[wl] = 1
+        if wl > 0:
+            wkc[w] = s.waste[0, wl - 1]
+            wkj[w] = n_taps
+            w += 1
+        if check_parts(s, 0, cfg, K_DRAW, 0, 0, 1) == 0:
+            tap = cfg[L_DRAW]
+        elif check_parts(s, 0, cfg, K_RECYCLE, 0, 0, 1) == 0:
+            tap = cfg[L_DRAW] + 1
+        else:
+            break
+        tmp[n_taps] = apply(s, 0, cfg, tap)
+        n_taps += 1
+        if seen[s.waste_len[0]]:
+            break
+    for r in range(n_taps - 1, -1, -1):
+        undo_record(s, 0, cfg, tmp[r])
+    return w
+
+
+@nb.njit(cache=True)
 def gen_moves(
     s,
     cfg: np.ndarray,
@@ -366,10 +505,17 @@ def gen_moves(
     out: np.ndarray,
     start: int,
     sc: np.ndarray,
-    tmp: np.ndarray,
-    seen: np.ndarray,
+    rkind: int,
+    rcol: int,
+    ctl: np.ndarray,
+    wkc: np.ndarray,
+    wkj: np.ndarray,
+    wk_s: int,
+    wk_e: int,
 ) -> int:
-    """Write row 0's moves, best first, to ``out[start ..]``; return how many."""
+    """Write row 0's moves, best first, to ``out[start ..]``; return how many. ``rkind`` > 0:
+    only the moves that a restricted node allows (``R_*``). ``wkc/wkj[wk_s .. wk_e-1]``: the
+    node's stock walk."""
     game = cfg[G_GAME]
     cols = cfg[G_COLS]
     first_empty = -1
@@ -377,16 +523,24 @@ def gen_moves(
         if s.tab_len[0, c] == 0:
             first_empty = c
             break
+    flags = ctl[C_FLAGS]
+    macro = cfg[L_STOCK] != 0 and not (flags & FL_NO_MACRO)
+    prune = not (flags & FL_NO_PRUNE)
     n_legal = legal_actions(s, 0, cfg, acts)
     k = 0
     for i in range(n_legal):
         a = acts[i]
         kind, src, dst, n = decode(cfg, a)
-        if kind == K_DRAW or kind == K_RECYCLE or kind == K_WT or kind == K_WF:
+        if macro and (kind == K_DRAW or kind == K_RECYCLE or kind == K_WT or kind == K_WF):
             continue  # the stock macros below play these
-        if game == SEAHAVEN and (kind == K_FT or kind == K_FC):
-            continue  # automatic play would put the card straight back
-        if (kind == K_TT or kind == K_CT or kind == K_FT) and s.tab_len[0, dst] == 0:
+        if rkind != R_NONE and not _allowed(rkind, rcol, kind, dst):
+            continue
+        if not prune:
+            pass
+        elif game == SEAHAVEN and (kind == K_FT or kind == K_FC):
+            if not (flags & FL_NO_AUTO):
+                continue  # automatic play would put the card straight back
+        elif (kind == K_TT or kind == K_CT or kind == K_FT) and s.tab_len[0, dst] == 0:
             if dst != first_empty:
                 continue
             if kind == K_TT and n == s.tab_len[0, src]:
@@ -394,40 +548,36 @@ def gen_moves(
         out[start + k] = a
         sc[k] = _score(s, cfg, kind, src, dst, n, 0)
         k += 1
-    if cfg[L_STOCK]:
-        # Walk the stock through one whole cycle (apply, then undo every tap), noting each waste
-        # card that can be played after j taps.
-        seen[:] = 0
-        n_taps = 0
+    if macro:
+        # The waste cards reachable by tapping (the node's walk, see stock_walk); each is decided
+        # as rules.check_parts decides a waste move, on the card that would be on top.
         wf = cfg[L_WF]
         wt = cfg[L_WT]
-        while True:
-            wl = s.waste_len[0]
-            seen[wl] = 1
-            if wl > 0:
-                if check_parts(s, 0, cfg, K_WF, 0, 0, 1) == 0:
-                    out[start + k] = wf | (n_taps << MOVE_BITS)
-                    sc[k] = _score(s, cfg, K_WF, 0, 0, 1, n_taps)
+        for w in range(wk_s, wk_e):
+            card = np.int64(wkc[w])
+            taps = np.int64(wkj[w])
+            if rkind == R_NONE and foundation_for(s, 0, cfg, card) >= 0:
+                out[start + k] = wf | (taps << MOVE_BITS)
+                sc[k] = _score(s, cfg, K_WF, 0, 0, 1, taps)
+                k += 1
+            for d in range(cols):
+                if prune and s.tab_len[0, d] == 0 and d != first_empty:
+                    continue
+                if rkind != R_NONE and not _allowed(rkind, rcol, K_WT, d):
+                    continue
+                if check_onto_column(s, 0, cfg, card, d) == 0:
+                    out[start + k] = (wt + d) | (taps << MOVE_BITS)
+                    sc[k] = _score(s, cfg, K_WT, 0, d, 1, taps)
                     k += 1
-                for d in range(cols):
-                    if s.tab_len[0, d] == 0 and d != first_empty:
-                        continue
-                    if check_parts(s, 0, cfg, K_WT, 0, d, 1) == 0:
-                        out[start + k] = (wt + d) | (n_taps << MOVE_BITS)
-                        sc[k] = _score(s, cfg, K_WT, 0, d, 1, n_taps)
-                        k += 1
-            if check_parts(s, 0, cfg, K_DRAW, 0, 0, 1) == 0:
-                tap = cfg[L_DRAW]
-            elif check_parts(s, 0, cfg, K_RECYCLE, 0, 0, 1) == 0:
-                tap = cfg[L_DRAW] + 1
-            else:
-                break
-            tmp[n_taps] = apply(s, 0, cfg, tap)
-            n_taps += 1
-            if seen[s.waste_len[0]]:
-                break
-        for r in range(n_taps - 1, -1, -1):
-            undo_record(s, 0, cfg, tmp[r])
+    jit = ctl[C_JITTER]
+    if jit > 0:
+        x = ctl[C_RNG]
+        for i in range(k):
+            x ^= (x << 13) & 0x7FFFFFFFFFFFFFFF
+            x ^= x >> 7
+            x ^= (x << 17) & 0x7FFFFFFFFFFFFFFF
+            sc[i] += x % jit
+        ctl[C_RNG] = x
     # Insertion sort, best first, stable.
     for i in range(1, k):
         m = out[start + i]
@@ -442,42 +592,117 @@ def gen_moves(
     return k
 
 
+@nb.njit(cache=True, inline="always")
+def _allowed(rkind: int, rcol: int, kind: int, dst: int) -> bool:
+    """May a restricted node (``R_*``) try this move? Only a move onto the card just played."""
+    return (kind == K_TT or kind == K_WT or kind == K_FT) and dst == rcol
+
+
+@nb.njit(cache=True)
+def _lazy_waste(cfg: np.ndarray) -> bool:
+    """Draw 1 with unlimited turn-overs: every stock and waste card can be brought to the top of
+    the waste at any time, so a card need be played from the waste to a column only just before
+    a card is put on it. Any solution can be reordered so: a card played there that nothing ever
+    covers can stay in the stock until it goes to its foundation, and one that is covered later
+    can wait until then (the moves in between do not touch it, and whatever was put on the card
+    it lies on may wait too; taking the last move back first, each such move slides forward to
+    just before the move that covers it, without disturbing the later ones). The node after such
+    a move therefore tries only the moves onto that card; it is keyed apart from the same position
+    unrestricted. When automatic moves followed, the restriction is dropped (the reordering
+    argument would have to see through them)."""
+    return cfg[L_STOCK] != 0 and cfg[G_DRAW] == 1 and cfg[G_VEGAS] == 0
+
+
 # ---- the search --------------------------------------------------------------------------------
+#
+# Depth-first, with Tarjan's strongly-connected-component bookkeeping so that whatever a run
+# proves lost stays proven when the search restarts (with another move order): a node whose
+# lowest reachable open index is its own closes a component that is fully explored and holds no
+# win; every node of it is marked DEAD. Restarts are the Python driver's choice (``restart``).
+# frames[f] = (rec_start, mv_start, mv_end, cursor, index, low, tarjan stack position).
+F_REC = 0
+F_MV = 1
+F_END = 2
+F_CUR = 3
+F_IDX = 4
+F_LOW = 5
+F_TPOS = 6
+F_WKS = 7  # the node's stock walk: wkc/wkj[F_WKS .. F_WKE-1]
+F_WKE = 8
+F_WKTOP = 9  # walk-stack top before the node
+F_SIZE = 10
+
+
+@nb.njit(cache=True)
+def _enter_root(
+    s, cfg, Z, tt1, tt2, tti, frames, moves, ctl, acts, sc, tmp, seen, ts1, ts2, wkc, wkj
+):
+    h1, h2 = position_key(s, cfg, Z, R_NONE, -1, ctl[C_FLAGS])
+    run = ctl[C_GEN]
+    code, fresh = tt_enter(tt1, tt2, tti, h1, h2, run << IDX_BITS)
+    if code == TT_DEAD:
+        return ST_EXHAUSTED
+    ctl[C_TT] += fresh
+    ts1[0] = h1
+    ts2[0] = h2
+    ctl[C_TSTACK] = 1
+    ctl[C_INDEX] = 1
+    ctl[C_NODES] += 1
+    we = 0
+    if cfg[L_STOCK] and not (ctl[C_FLAGS] & FL_NO_MACRO):
+        we = stock_walk(s, cfg, tmp, seen, wkc, wkj, 0)
+    ctl[C_WALK] = we
+    cnt = gen_moves(s, cfg, acts, moves, 0, sc, R_NONE, -1, ctl, wkc, wkj, 0, we)
+    frames[0, F_WKS] = 0
+    frames[0, F_WKE] = we
+    frames[0, F_WKTOP] = 0
+    frames[0, F_REC] = 0
+    frames[0, F_MV] = 0
+    frames[0, F_END] = cnt
+    frames[0, F_CUR] = 0
+    frames[0, F_IDX] = 0
+    frames[0, F_LOW] = 0
+    frames[0, F_TPOS] = 0
+    ctl[C_MOVES] = cnt
+    ctl[C_DEPTH] = 0
+    return ST_BUDGET
 
 
 @nb.njit(cache=True)
 def init_root(
-    s,
-    cfg: np.ndarray,
-    Z: np.ndarray,
-    tt1: np.ndarray,
-    tt2: np.ndarray,
-    recs: np.ndarray,
-    frames: np.ndarray,
-    moves: np.ndarray,
-    ctl: np.ndarray,
-    acts: np.ndarray,
-    sc: np.ndarray,
-    tmp: np.ndarray,
-    seen: np.ndarray,
-) -> int:
-    """Play the root's safe moves, enter the root, generate its moves."""
+    s, cfg, Z, tt1, tt2, tti, recs, frames, moves, ctl, acts, sc, tmp, seen, ts1, ts2, wkc, wkj
+):
+    """Play the root's safe moves, enter the root, generate its moves (run 0)."""
+    rng = ctl[C_RNG]
+    jit = ctl[C_JITTER]
+    flags = ctl[C_FLAGS]
     ctl[:] = 0
-    top = autoplay(s, cfg, recs, 0)
+    ctl[C_RNG] = rng
+    ctl[C_JITTER] = jit
+    ctl[C_FLAGS] = flags
+    top = autoplay(s, cfg, recs, 0, ctl[C_FLAGS])
     ctl[C_RECS] = top
+    ctl[C_ROOTRECS] = top
     if is_won(s, 0, cfg):
         return ST_WON
-    h1, h2 = position_key(s, cfg, Z)
-    tt_insert(tt1, tt2, h1, h2)
-    ctl[C_TT] = 1
-    ctl[C_NODES] = 1
-    cnt = gen_moves(s, cfg, acts, moves, 0, sc, tmp, seen)
-    frames[0, 0] = 0
-    frames[0, 1] = 0
-    frames[0, 2] = cnt
-    frames[0, 3] = 0
-    ctl[C_MOVES] = cnt
-    return ST_BUDGET
+    return _enter_root(
+        s, cfg, Z, tt1, tt2, tti, frames, moves, ctl, acts, sc, tmp, seen, ts1, ts2, wkc, wkj
+    )
+
+
+@nb.njit(cache=True)
+def restart(
+    s, cfg, Z, tt1, tt2, tti, recs, frames, moves, ctl, acts, sc, tmp, seen, ts1, ts2, wkc, wkj
+):
+    """Abandon the current run (back to the root) and start the next one. What was proven lost
+    stays so; the rest of the visited set goes stale. ST_EXHAUSTED if the root is proven lost."""
+    for r in range(ctl[C_RECS] - 1, ctl[C_ROOTRECS] - 1, -1):
+        undo_record(s, 0, cfg, recs[r])
+    ctl[C_RECS] = ctl[C_ROOTRECS]
+    ctl[C_GEN] += 1
+    return _enter_root(
+        s, cfg, Z, tt1, tt2, tti, frames, moves, ctl, acts, sc, tmp, seen, ts1, ts2, wkc, wkj
+    )
 
 
 @nb.njit(cache=True)
@@ -487,6 +712,7 @@ def search(
     Z: np.ndarray,
     tt1: np.ndarray,
     tt2: np.ndarray,
+    tti: np.ndarray,
     recs: np.ndarray,
     frames: np.ndarray,
     moves: np.ndarray,
@@ -495,12 +721,16 @@ def search(
     sc: np.ndarray,
     tmp: np.ndarray,
     seen: np.ndarray,
+    ts1: np.ndarray,
+    ts2: np.ndarray,
+    wkc: np.ndarray,
+    wkj: np.ndarray,
     node_limit: int,
     work_limit: int,
 ) -> int:
-    """Continue the depth-first search until a win, exhaustion, ``ctl[C_NODES]`` reaching
-    ``node_limit``, ``work_limit`` steps, or an array that needs to grow (the caller grows it and
-    calls again; nothing is lost)."""
+    """Continue the run until a win, exhaustion, ``ctl[C_NODES]`` reaching ``node_limit``,
+    ``work_limit`` steps, or an array that needs to grow (the caller grows it and calls again;
+    nothing is lost)."""
     depth = ctl[C_DEPTH]
     top = ctl[C_RECS]
     mtop = ctl[C_MOVES]
@@ -508,24 +738,42 @@ def search(
     ttn = ctl[C_TT]
     hits = ctl[C_HITS]
     maxdepth = ctl[C_MAXDEPTH]
+    run = ctl[C_GEN]
+    index = ctl[C_INDEX]
+    tsp = ctl[C_TSTACK]
+    dead = ctl[C_DEAD]
+    wtop = ctl[C_WALK]
     status = ST_BUDGET
     work = 0
     draw_a = cfg[L_DRAW]
+    flags = ctl[C_FLAGS]
+    lazy_waste = _lazy_waste(cfg) and not (flags & (FL_NO_LAZY | FL_NO_MACRO))
+    macro = cfg[L_STOCK] != 0 and not (flags & FL_NO_MACRO)
     while True:
         if nodes >= node_limit or work >= work_limit:
             status = ST_BUDGET
             break
         work += 1
-        cur = frames[depth, 3]
-        if cur >= frames[depth, 2]:  # every move of this node tried: back up
+        cur = frames[depth, F_CUR]
+        if cur >= frames[depth, F_END]:  # every move of this node tried: back up
+            low = frames[depth, F_LOW]
+            if low == frames[depth, F_IDX]:  # a whole component explored, no win: lost
+                tp = frames[depth, F_TPOS]
+                for q in range(tsp - 1, tp - 1, -1):
+                    tt_kill(tt1, tt2, tti, ts1[q], ts2[q])
+                dead += tsp - tp
+                tsp = tp
+            elif depth > 0 and low < frames[depth - 1, F_LOW]:
+                frames[depth - 1, F_LOW] = low
             if depth == 0:
                 status = ST_EXHAUSTED
                 break
-            r0 = frames[depth, 0]
+            r0 = frames[depth, F_REC]
             for r in range(top - 1, r0 - 1, -1):
                 undo_record(s, 0, cfg, recs[r])
             top = r0
-            mtop = frames[depth, 1]
+            mtop = frames[depth, F_MV]
+            wtop = frames[depth, F_WKTOP]
             depth -= 1
             continue
         if top + REC_MARGIN > recs.shape[0]:
@@ -537,10 +785,18 @@ def search(
         if depth + 2 > frames.shape[0]:
             status = ST_GROW_FRAMES
             break
+        if tsp + 2 > ts1.shape[0]:
+            status = ST_GROW_TSTACK
+            break
         if 2 * (ttn + 1) > tt1.shape[0]:
             status = ST_GROW_TT
             break
-        frames[depth, 3] = cur + 1
+        if wtop + SEQ + 8 > wkc.shape[0]:
+            status = ST_GROW_WALK
+            break
+        frames[depth, F_CUR] = cur + 1
+        sl0 = s.stock_len[0]
+        wl0 = s.waste_len[0]
         m = np.int64(moves[cur])
         a = m & MOVE_MASK
         j = m >> MOVE_BITS
@@ -549,29 +805,59 @@ def search(
             tap = draw_a if s.stock_len[0] > 0 else draw_a + 1
             recs[top] = apply(s, 0, cfg, tap)
             top += 1
+        if check_move(s, 0, cfg, a) != 0:
+            status = ST_BUG
+            break
         recs[top] = apply(s, 0, cfg, a)
         top += 1
-        top = autoplay(s, cfg, recs, top)
+        kind, src, dst, _n = decode(cfg, a)
+        before_auto = top
+        top = autoplay(s, cfg, recs, top, flags)
         if is_won(s, 0, cfg):
             status = ST_WON
             break
-        h1, h2 = position_key(s, cfg, Z)
-        if not tt_insert(tt1, tt2, h1, h2):
+        rkind = R_NONE
+        rcol = -1
+        if kind == K_WT and lazy_waste and top == before_auto:
+            rkind = R_ONTO  # (after automatic moves, no restriction: see _lazy_waste)
+            rcol = dst
+        h1, h2 = position_key(s, cfg, Z, rkind, rcol, flags)
+        code, val = tt_enter(tt1, tt2, tti, h1, h2, (run << IDX_BITS) | index)
+        if code != TT_NEW:
             hits += 1
+            if code == TT_OPEN and val < frames[depth, F_LOW]:
+                frames[depth, F_LOW] = val
             for r in range(top - 1, r_start - 1, -1):
                 undo_record(s, 0, cfg, recs[r])
             top = r_start
             continue
-        ttn += 1
+        ttn += val
+        ts1[tsp] = h1
+        ts2[tsp] = h2
         nodes += 1
         depth += 1
         if depth > maxdepth:
             maxdepth = depth
-        cnt = gen_moves(s, cfg, acts, moves, mtop, sc, tmp, seen)
-        frames[depth, 0] = r_start
-        frames[depth, 1] = mtop
-        frames[depth, 2] = mtop + cnt
-        frames[depth, 3] = mtop
+        ws = frames[depth - 1, F_WKS]
+        we = frames[depth - 1, F_WKE]
+        wtop0 = wtop
+        if macro and (s.stock_len[0] != sl0 or s.waste_len[0] != wl0):
+            ws = wtop
+            we = stock_walk(s, cfg, tmp, seen, wkc, wkj, wtop)
+            wtop = we
+        cnt = gen_moves(s, cfg, acts, moves, mtop, sc, rkind, rcol, ctl, wkc, wkj, ws, we)
+        frames[depth, F_WKS] = ws
+        frames[depth, F_WKE] = we
+        frames[depth, F_WKTOP] = wtop0
+        frames[depth, F_REC] = r_start
+        frames[depth, F_MV] = mtop
+        frames[depth, F_END] = mtop + cnt
+        frames[depth, F_CUR] = mtop
+        frames[depth, F_IDX] = index
+        frames[depth, F_LOW] = index
+        frames[depth, F_TPOS] = tsp
+        tsp += 1
+        index += 1
         mtop += cnt
     s.moves[0] = 0  # the app's counter is no business of the solver's (and must not overflow)
     ctl[C_DEPTH] = depth
@@ -581,4 +867,8 @@ def search(
     ctl[C_TT] = ttn
     ctl[C_HITS] = hits
     ctl[C_MAXDEPTH] = maxdepth
+    ctl[C_INDEX] = index
+    ctl[C_TSTACK] = tsp
+    ctl[C_DEAD] = dead
+    ctl[C_WALK] = wtop
     return status

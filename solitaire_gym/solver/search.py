@@ -34,6 +34,8 @@ DEFAULT_SECONDS = 10.0
 DEFAULT_TABLE_MB = 1024
 _CHUNK_WORK = 4096  # search steps between looks at the clock (a few ms)
 _TT_START = 1 << 16
+_RESTART_UNIT = 1024  # nodes per unit of the Luby sequence
+_JITTER = 300  # random tie-break added to move scores after the first run
 
 
 class SolverBug(AssertionError):
@@ -131,7 +133,11 @@ def warm_up() -> None:
     search and not compilation."""
     global _warm
     if not _warm:
-        _run(Game.from_code("SH1-C4-AAAAAAB", undo_depth=0), 1e9, 50, DEFAULT_TABLE_MB)
+        S = _Search(Game.from_code("TF1-D1N-AAAAAAB", undo_depth=0), 1.0)
+        K.init_root(*S.args())
+        K.search(*S.args(), 2, 100)
+        K.restart(*S.args())
+        S.rehash(S.tt[0].shape[0])
         _warm = True
 
 
@@ -141,71 +147,153 @@ def _grow(a: np.ndarray, fill: int = 0) -> np.ndarray:
     return b
 
 
+def luby(i: int) -> int:
+    """The Luby sequence 1, 1, 2, 1, 1, 2, 4, 1, … (i >= 1): restart lengths that waste at most a
+    logarithmic factor whatever the distribution of solving times."""
+    k = 1
+    while (1 << k) - 1 < i:
+        k += 1
+    while i != (1 << k) - 1:
+        i -= (1 << (k - 1)) - 1
+        k = 1
+        while (1 << k) - 1 < i:
+            k += 1
+    return 1 << (k - 1)
+
+
+class _Search:
+    """The arrays of one search, grown on demand."""
+
+    def __init__(self, game: Game, table_mb: float) -> None:
+        self.cfg = game.cfg
+        src = game.state
+        s = allocate(1, game.variant.n_cards, 0)
+        for dst, a in zip(s.arrays(), src.arrays(), strict=True):
+            if dst.ndim > 1 and dst.shape[1] == 0:
+                continue  # the undo history
+            dst[0] = a[0]
+        s.moves[0] = 0
+        self.s = s
+        self.Z = _zobrist()
+        self.tt_cap = max(_TT_START, 1 << int(math.log2(max(1.0, table_mb * 2**20 / 24))))
+        size = min(_TT_START, self.tt_cap)
+        self.tt = [np.zeros(size, np.uint64), np.zeros(size, np.uint64), np.zeros(size, np.int64)]
+        self.recs = np.zeros(1 << 12, np.int64)
+        self.frames = np.zeros((1 << 10, K.F_SIZE), np.int64)
+        self.moves = np.zeros(1 << 14, np.int32)
+        self.ctl = np.zeros(K.C_SIZE, np.int64)
+        self.acts = np.zeros(K.SCRATCH, np.int32)
+        self.sc = np.zeros(K.MOVE_MARGIN, np.int64)
+        self.tmp = np.zeros(2 * K.SEQ + 8, np.int64)
+        self.seen = np.zeros(K.SEQ + 8, np.int8)
+        self.ts = [np.zeros(1 << 12, np.uint64), np.zeros(1 << 12, np.uint64)]
+        self.wk = [np.zeros(1 << 12, np.int8), np.zeros(1 << 12, np.int32)]
+
+    def args(self) -> tuple:
+        return (
+            self.s,
+            self.cfg,
+            self.Z,
+            *self.tt,
+            self.recs,
+            self.frames,
+            self.moves,
+            self.ctl,
+            self.acts,
+            self.sc,
+            self.tmp,
+            self.seen,
+            *self.ts,
+            *self.wk,
+        )
+
+    def rehash(self, size: int) -> None:
+        new = [np.zeros(size, np.uint64), np.zeros(size, np.uint64), np.zeros(size, np.int64)]
+        self.ctl[K.C_TT] = K.tt_rehash(*self.tt, *new, self.ctl[K.C_GEN])
+        self.tt = new
+
+    def grow(self, status: int) -> bool:
+        """Grow what the search asked for; False if the visited set may not grow (memory)."""
+        if status == K.ST_GROW_TT:
+            size = self.tt[0].shape[0]
+            self.rehash(size)  # drops stale entries
+            if 2 * (self.ctl[K.C_TT] + 1) > size * 0.8:
+                if size * 2 <= self.tt_cap:
+                    self.rehash(size * 2)
+                elif 2 * (self.ctl[K.C_TT] + 64) > size:
+                    return False
+        elif status == K.ST_GROW_RECS:
+            self.recs = _grow(self.recs)
+        elif status == K.ST_GROW_FRAMES:
+            self.frames = _grow(self.frames)
+        elif status == K.ST_GROW_MOVES:
+            self.moves = _grow(self.moves)
+        elif status == K.ST_GROW_TSTACK:
+            self.ts = [_grow(a) for a in self.ts]
+        elif status == K.ST_GROW_WALK:
+            self.wk = [_grow(a) for a in self.wk]
+        elif status == K.ST_BUG:
+            raise SolverBug("the search was about to play an illegal move")
+        return True
+
+
 def _run(
-    game: Game, max_seconds: float | None, max_nodes: int | None, table_mb: float
+    game: Game,
+    max_seconds: float | None,
+    max_nodes: int | None,
+    table_mb: float,
+    flags: int = 0,
+    restarts_on: bool = True,
 ) -> tuple[str, str | None, list[int], dict[str, int], float]:
-    """The search proper: (verdict, reason, action ids of the solution, stats, seconds)."""
+    """The search proper: (verdict, reason, action ids of the solution, stats, seconds).
+
+    Runs are restarted after a Luby-sequence number of nodes, each with a new random tie-break of
+    the move order (the first run uses the plain order): solving times are heavy-tailed and a
+    fresh order usually finds a solution that the first one had buried. Whatever a run proves lost
+    stays proven, so the search still ends when everything reachable is explored."""
     t0 = time.perf_counter()
     deadline = None if max_seconds is None else t0 + max_seconds
-    cfg = game.cfg
-    src = game.state
-    s = allocate(1, game.variant.n_cards, 0)
-    for dst, a in zip(s.arrays(), src.arrays(), strict=True):
-        if dst.ndim > 1 and dst.shape[1] == 0:
-            continue  # the undo history
-        dst[0] = a[0]
-    s.moves[0] = 0
-    Z = _zobrist()
-    tt_cap = max(_TT_START, 1 << int(math.log2(max(1.0, table_mb * 2**20 / 16))))
-    tt_size = min(_TT_START, tt_cap)
-    tt1 = np.zeros(tt_size, np.uint64)
-    tt2 = np.zeros(tt_size, np.uint64)
-    recs = np.zeros(1 << 12, np.int64)
-    frames = np.zeros((1 << 10, 4), np.int64)
-    moves = np.zeros(1 << 14, np.int32)
-    ctl = np.zeros(K.C_SIZE, np.int64)
-    acts = np.zeros(K.SCRATCH, np.int32)
-    sc = np.zeros(K.MOVE_MARGIN, np.int64)
-    tmp = np.zeros(2 * K.SEQ + 8, np.int64)
-    seen = np.zeros(K.SEQ + 8, np.int8)
-    status = K.init_root(s, cfg, Z, tt1, tt2, recs, frames, moves, ctl, acts, sc, tmp, seen)
+    S = _Search(game, table_mb)
+    ctl = S.ctl
+    ctl[K.C_RNG] = 88172645463325252
+    ctl[K.C_FLAGS] = flags
+    status = K.init_root(*S.args())
     reason = None
-    while status != K.ST_WON:
-        limit = np.iinfo(np.int64).max if max_nodes is None else max_nodes
-        status = K.search(
-            s, cfg, Z, tt1, tt2, recs, frames, moves, ctl, acts, sc, tmp, seen, limit, _CHUNK_WORK
-        )
+    restarts = 0
+    run_start = 0
+    run_len = _RESTART_UNIT * luby(1)
+    node_cap = np.iinfo(np.int64).max if max_nodes is None else max_nodes
+    while status not in (K.ST_WON, K.ST_EXHAUSTED):
+        limit = min(node_cap, run_start + run_len) if restarts_on else node_cap
+        status = K.search(*S.args(), limit, _CHUNK_WORK)
         if status in (K.ST_WON, K.ST_EXHAUSTED):
             break
-        if status == K.ST_GROW_TT:
-            if tt1.shape[0] * 2 > tt_cap:
-                reason = "memory"
-                break
-            n1 = np.zeros(tt1.shape[0] * 2, np.uint64)
-            n2 = np.zeros(tt1.shape[0] * 2, np.uint64)
-            K.tt_rehash(tt1, tt2, n1, n2)
-            tt1, tt2 = n1, n2
-        elif status == K.ST_GROW_RECS:
-            recs = _grow(recs)
-        elif status == K.ST_GROW_FRAMES:
-            frames = _grow(frames)
-        elif status == K.ST_GROW_MOVES:
-            moves = _grow(moves)
-        if max_nodes is not None and ctl[K.C_NODES] >= max_nodes:
+        if status != K.ST_BUDGET and not S.grow(status):
+            reason = "memory"
+            break
+        if ctl[K.C_NODES] >= node_cap:
             reason = "nodes"
             break
         if deadline is not None and time.perf_counter() >= deadline:
             reason = "seconds"
             break
+        if restarts_on and status == K.ST_BUDGET and ctl[K.C_NODES] >= run_start + run_len:
+            restarts += 1
+            run_len = _RESTART_UNIT * luby(restarts + 1)
+            ctl[K.C_JITTER] = _JITTER
+            status = K.restart(*S.args())
+            run_start = int(ctl[K.C_NODES])
     seconds = time.perf_counter() - t0
     stats = {
         "nodes": int(ctl[K.C_NODES]),
         "seen_again": int(ctl[K.C_HITS]),
+        "proven_lost": int(ctl[K.C_DEAD]),
         "max_depth": int(ctl[K.C_MAXDEPTH]),
-        "table_size": int(tt1.shape[0]),
+        "restarts": restarts,
+        "table_size": int(S.tt[0].shape[0]),
     }
     if status == K.ST_WON:
-        path = [int(r) & K.MOVE_MASK for r in recs[: ctl[K.C_RECS]]]
+        path = [int(r) & K.MOVE_MASK for r in S.recs[: ctl[K.C_RECS]]]
         return "solvable", None, path, stats, seconds
     if status == K.ST_EXHAUSTED:
         return "unsolvable", None, [], stats, seconds
@@ -243,6 +331,8 @@ def solve(
     max_seconds: float | None = DEFAULT_SECONDS,
     max_nodes: int | None = None,
     table_mb: float = DEFAULT_TABLE_MB,
+    _flags: int = 0,
+    _restarts: bool = True,
 ) -> SolveResult:
     """Solve a deal (a code such as ``"SH1-C4-AAAAAJ2"``), a :class:`Game` from its current
     position, or a position dict (``Game.to_dict``'s format).
@@ -251,7 +341,8 @@ def solve(
     replayed through :class:`Game` before it is returned (a solution that fails to replay raises
     :class:`SolverBug`). ``"unsolvable"`` only when every position reachable under the exact rules
     was searched. ``"unknown"`` when ``max_seconds``, ``max_nodes`` or the visited-set memory
-    (``table_mb``, MiB) ran out first; None means no limit of that kind.
+    (``table_mb``, MiB) ran out first; None means no limit of that kind. ``_flags``
+    (``kernels.FL_*``) and ``_restarts=False`` switch reductions off, for tests and measurements.
 
     **Thoughtful solving.** Solitaire Réfléchi and Double Solitaire hide cards from the player
     (the stock; Double Solitaire's face-down cards); the solver plays them with every card known.
@@ -274,7 +365,9 @@ def solve(
     start = game.to_dict()
     fresh = Game.from_code(game.code, undo_depth=0).to_dict()
     thoughtful = game.variant.game != SEAHAVEN
-    verdict, reason, path, stats, seconds = _run(game, max_seconds, max_nodes, table_mb)
+    verdict, reason, path, stats, seconds = _run(
+        game, max_seconds, max_nodes, table_mb, _flags, _restarts
+    )
     solution = [action_to_move(game.cfg, a) for a in path]
     if verdict == "solvable":
         certify(start, solution)

@@ -1,0 +1,211 @@
+"""Training-run configs (``configs/*.yaml``): load, check, and build the env they describe.
+
+A config is a YAML mapping; every key is checked against :data:`SCHEMA` (unknown keys and wrong
+types are refused with a :class:`ConfigError` that names the key, e.g. ``ppo.batch_size``), and
+missing optional keys take the defaults below. ``configs/seahaven_c4.yaml`` shows every key.
+
+Reward modes: the env's ``app``, ``fair`` and ``win`` (see ``SolitaireEnv``), and ``foundation``,
+computed here from the observation: +1 for each card put on a foundation, −1 for each card taken
+back, plus ``win_bonus`` on the winning move. It is potential-based (the potential is the number
+of cards on the foundations), so no cycle of moves gains anything, and an episode's return is the
+number of cards it ended with on the foundations (plus the bonus when won).
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+ALGORITHMS = ("maskable_ppo",)
+REWARD_MODES = ("foundation", "fair", "app", "win")
+ACTIVATIONS = ("tanh", "relu")
+GAMES = ("double_solitaire", "solitaire_reflechi", "seahaven_towers")
+GAME_OPTIONS = {
+    "double_solitaire": {"draw": (1, 3), "scoring": ("normal", "vegas")},
+    "solitaire_reflechi": {"draw": (1, 3)},
+    "seahaven_towers": {"cells": (4, 2, 1)},
+}
+
+
+class ConfigError(ValueError):
+    """A config that cannot be used; the message names the file and the key."""
+
+
+# key -> (type or tuple of types, default); a dict value is a nested section.
+_NUM = (int, float)
+SCHEMA: dict[str, Any] = {
+    "name": (str, None),
+    "description": (str, ""),
+    "game": (str, None),
+    "options": (dict, {}),
+    "algorithm": (str, "maskable_ppo"),
+    "reward_mode": (str, "foundation"),
+    "win_bonus": (_NUM, 10.0),
+    "reward_scale": (_NUM, 1.0),
+    "total_timesteps": (int, None),
+    "num_envs": (int, 32),
+    "max_episode_steps": ((int, type(None)), None),
+    "seed": (int, 0),
+    "torch_threads": (int, 1),
+    "deterministic_eval": (bool, False),
+    "network": {
+        "net_arch": (list, [256, 256]),
+        "activation": (str, "tanh"),
+    },
+    "ppo": {
+        "n_steps": (int, 128),
+        "batch_size": (int, 512),
+        "n_epochs": (int, 4),
+        "learning_rate": (_NUM, 3e-4),
+        "gamma": (_NUM, 0.99),
+        "gae_lambda": (_NUM, 0.95),
+        "clip_range": (_NUM, 0.2),
+        "ent_coef": (_NUM, 0.01),
+        "vf_coef": (_NUM, 0.5),
+        "max_grad_norm": (_NUM, 0.5),
+    },
+    "eval": {
+        "every_steps": (int, 100_000),
+        "deals": (int, 200),
+    },
+    "checkpoint": {
+        "every_steps": (int, 100_000),
+        "keep": (int, 3),
+    },
+}
+REQUIRED = ("name", "game", "total_timesteps")
+
+
+def _type_name(t) -> str:
+    if isinstance(t, tuple):
+        return " or ".join(_type_name(x) for x in t)
+    return {int: "an integer", float: "a number", str: "a string", bool: "true or false",
+            list: "a list", dict: "a mapping", type(None): "null"}[t]  # fmt: skip
+
+
+def _check_type(value: Any, t, key: str, where: str) -> None:
+    types = t if isinstance(t, tuple) else (t,)
+    ok = any(
+        isinstance(value, x) and not (isinstance(value, bool) and x in (int, float)) for x in types
+    )
+    if not ok:
+        raise ConfigError(f"{where}: {key} must be {_type_name(t)}, not {value!r}")
+
+
+def _merge(schema: dict, data: Any, prefix: str, where: str) -> dict:
+    if not isinstance(data, dict):
+        raise ConfigError(f"{where}: {prefix.rstrip('.') or 'the config'} must be a mapping")
+    unknown = sorted(set(data) - set(schema), key=str)
+    if unknown:
+        raise ConfigError(
+            f"{where}: unknown key {prefix}{unknown[0]} (known: {', '.join(sorted(schema))})"
+        )
+    out: dict[str, Any] = {}
+    for key, spec in schema.items():
+        if isinstance(spec, dict):
+            out[key] = _merge(spec, data.get(key, {}), f"{prefix}{key}.", where)
+            continue
+        t, default = spec
+        if key in data:
+            _check_type(data[key], t, prefix + key, where)
+            value = data[key]
+            out[key] = float(value) if t == _NUM else value
+        else:
+            out[key] = copy.deepcopy(default)
+    return out
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """A checked config. ``raw`` is the full mapping (defaults filled in)."""
+
+    raw: dict[str, Any]
+    path: str = "<dict>"
+
+    def __getattr__(self, key: str) -> Any:
+        try:
+            return self.raw[key]
+        except KeyError:
+            raise AttributeError(key) from None
+
+    @property
+    def env_kwargs(self) -> dict[str, Any]:
+        """Arguments of ``SB3VecEnv`` / ``SolitaireEnv`` for this game (reward aside)."""
+        return dict(self.raw["options"])
+
+    @property
+    def env_reward_mode(self) -> str:
+        """The env's own reward mode (``foundation`` is computed on top of ``app``)."""
+        mode = self.raw["reward_mode"]
+        return "app" if mode == "foundation" else mode
+
+    def to_yaml(self) -> str:
+        return yaml.safe_dump(self.raw, sort_keys=False)
+
+
+def check_config(data: Any, where: str = "<dict>") -> TrainConfig:
+    """Check a parsed config mapping; raise :class:`ConfigError` naming the first bad key."""
+    raw = _merge(SCHEMA, data, "", where)
+    for key in REQUIRED:
+        if raw[key] is None:
+            raise ConfigError(f"{where}: missing key {key}")
+    if raw["game"] not in GAMES:
+        raise ConfigError(f"{where}: game must be one of {', '.join(GAMES)}, not {raw['game']!r}")
+    allowed = GAME_OPTIONS[raw["game"]]
+    for key, value in raw["options"].items():
+        if key not in allowed:
+            raise ConfigError(
+                f"{where}: unknown key options.{key} for {raw['game']} "
+                f"(known: {', '.join(allowed)})"
+            )
+        if value not in allowed[key]:
+            raise ConfigError(
+                f"{where}: options.{key} must be one of {list(allowed[key])}, not {value!r}"
+            )
+    choices = {
+        "algorithm": ALGORITHMS,
+        "reward_mode": REWARD_MODES,
+        "network.activation": ACTIVATIONS,
+    }
+    for key, allowed_values in choices.items():
+        section, _, name = key.rpartition(".")
+        value = raw[section][name] if section else raw[name]
+        if value not in allowed_values:
+            raise ConfigError(
+                f"{where}: {key} must be one of {', '.join(allowed_values)}, not {value!r}"
+            )
+    arch = raw["network"]["net_arch"]
+    if not arch or not all(isinstance(x, int) and not isinstance(x, bool) and x > 0 for x in arch):
+        raise ConfigError(f"{where}: network.net_arch must be a list of positive integers")
+    positive = ["total_timesteps", "num_envs", "torch_threads", "ppo.n_steps", "ppo.batch_size",
+                "ppo.n_epochs", "eval.every_steps", "eval.deals", "checkpoint.every_steps",
+                "checkpoint.keep"]  # fmt: skip
+    for key in positive:
+        section, _, name = key.rpartition(".")
+        value = raw[section][name] if section else raw[name]
+        if value <= 0:
+            raise ConfigError(f"{where}: {key} must be positive, not {value!r}")
+    if raw["max_episode_steps"] is not None and raw["max_episode_steps"] <= 0:
+        raise ConfigError(f"{where}: max_episode_steps must be positive or null")
+    if raw["ppo"]["batch_size"] > raw["ppo"]["n_steps"] * raw["num_envs"]:
+        raise ConfigError(
+            f"{where}: ppo.batch_size ({raw['ppo']['batch_size']}) is larger than one rollout "
+            f"(ppo.n_steps × num_envs = {raw['ppo']['n_steps'] * raw['num_envs']})"
+        )
+    return TrainConfig(raw, where)
+
+
+def load_config(path: str | Path) -> TrainConfig:
+    """Read and check a YAML config file."""
+    path = Path(path)
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except OSError as e:
+        raise ConfigError(f"cannot read config {str(path)!r}: {e}") from None
+    except yaml.YAMLError as e:
+        raise ConfigError(f"{path}: not valid YAML: {e}") from None
+    return check_config(data if data is not None else {}, str(path))

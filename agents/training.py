@@ -1,0 +1,423 @@
+"""Training MaskablePPO on ``SB3VecEnv`` from a config (``experiments/train.py`` is its command).
+
+A run writes into one folder::
+
+    config.yaml            the checked config (a resumed run must match it)
+    checkpoints/step_*.zip the last ``checkpoint.keep`` checkpoints; best.zip (best validation
+                           win rate, then foundation cards); final.zip when the run is complete
+    eval.csv               periodic validation: step, win rate, mean foundation cards, score …
+    train.csv              training episodes per rollout: win rate, foundation cards, return
+    timing.json            where the wall-clock time went (env step, rollouts, updates, eval)
+    tb/                    TensorBoard logs
+
+Running the same command again continues from the latest checkpoint until ``total_timesteps``.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import shutil
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from stable_baselines3.common.callbacks import BaseCallback
+from stable_baselines3.common.vec_env import VecEnv, VecEnvWrapper
+
+from agents.config import ConfigError, TrainConfig
+from agents.learned import SB3Agent, env_signature
+from agents.play import VALIDATION_START, eval_deals, play_deals
+from solitaire_gym.envs.sb3 import SB3VecEnv
+
+
+# ---- env wrappers --------------------------------------------------------------------------------
+class TimedVecEnv(VecEnvWrapper):
+    """Counts the seconds spent inside the wrapped env's ``reset`` and ``step_wait``."""
+
+    def __init__(self, venv: VecEnv) -> None:
+        super().__init__(venv)
+        self.seconds = 0.0
+        self.steps = 0
+
+    def reset(self):
+        t = time.perf_counter()
+        obs = self.venv.reset()
+        self.seconds += time.perf_counter() - t
+        return obs
+
+    def step_wait(self):
+        t = time.perf_counter()
+        out = self.venv.step_wait()
+        self.seconds += time.perf_counter() - t
+        self.steps += 1
+        return out
+
+    def action_masks(self) -> np.ndarray:
+        return self.venv.action_masks()
+
+
+def foundation_cards(obs: np.ndarray, n_cards: int) -> np.ndarray:
+    """Cards on the foundations, read from observations ``(..., D)`` (the pile block)."""
+    base = n_cards * 20 + 20
+    return np.rint(obs[..., base : base + 8].sum(axis=-1) * 13.0).astype(np.int64)
+
+
+class TrainingReward(VecEnvWrapper):
+    """The config's reward, scaled by ``reward_scale``. ``foundation`` is computed here (see
+    ``agents.config``); the env's modes pass through. Each ended episode's info gets
+    ``foundation`` (cards on the foundations at the end) and its ``episode["r"]`` becomes the
+    training return."""
+
+    def __init__(self, venv: VecEnv, mode: str, n_cards: int, win_bonus: float, scale: float):
+        super().__init__(venv)
+        self.mode = mode
+        self.n_cards = n_cards
+        self.win_bonus = float(win_bonus)
+        self.scale = float(scale)
+        self.level = np.zeros(self.num_envs, np.int64)
+        self.ret = np.zeros(self.num_envs, np.float64)
+
+    def reset(self):
+        obs = self.venv.reset()
+        self.level = foundation_cards(obs, self.n_cards)
+        self.ret[:] = 0
+        return obs
+
+    def step_wait(self):
+        obs, rewards, dones, infos = self.venv.step_wait()
+        now = foundation_cards(obs, self.n_cards)
+        ended = np.flatnonzero(dones)
+        end_level = now.copy()
+        for i in ended.tolist():
+            end_level[i] = foundation_cards(infos[i]["terminal_observation"], self.n_cards)
+        if self.mode == "foundation":
+            rewards = (end_level - self.level).astype(np.float32)
+            for i in ended.tolist():
+                if infos[i].get("won"):
+                    rewards[i] += self.win_bonus
+        rewards = rewards * np.float32(self.scale)
+        self.ret += rewards
+        for i in ended.tolist():
+            infos[i]["foundation"] = int(end_level[i])
+            if "episode" in infos[i]:
+                infos[i]["episode"] = dict(infos[i]["episode"], r=float(self.ret[i]))
+            self.ret[i] = 0
+        self.level = now
+        return obs, rewards, dones, infos
+
+    def action_masks(self) -> np.ndarray:
+        return self.venv.action_masks()
+
+
+def make_train_env(cfg: TrainConfig, seed: int | None = None) -> tuple[VecEnv, TimedVecEnv]:
+    """The training env of ``cfg``: ``SB3VecEnv`` (training split), timed, with its reward."""
+    raw = SB3VecEnv(
+        cfg.game,
+        num_envs=cfg.num_envs,
+        max_episode_steps=cfg.max_episode_steps,
+        seed=cfg.seed if seed is None else seed,
+        reward_mode=cfg.env_reward_mode,
+        **cfg.env_kwargs,
+    )
+    timed = TimedVecEnv(raw)
+    n_cards = raw.options.variant.n_cards
+    env = TrainingReward(timed, cfg.reward_mode, n_cards, cfg.win_bonus, cfg.reward_scale)
+    return env, timed
+
+
+def build_model(cfg: TrainConfig, env: VecEnv, tb_dir: str | None):
+    import torch
+    from sb3_contrib import MaskablePPO
+
+    arch = list(cfg.network["net_arch"])
+    act = {"tanh": torch.nn.Tanh, "relu": torch.nn.ReLU}[cfg.network["activation"]]
+    p = cfg.ppo
+    model = MaskablePPO(
+        "MlpPolicy",
+        env,
+        n_steps=p["n_steps"],
+        batch_size=p["batch_size"],
+        n_epochs=p["n_epochs"],
+        learning_rate=p["learning_rate"],
+        gamma=p["gamma"],
+        gae_lambda=p["gae_lambda"],
+        clip_range=p["clip_range"],
+        ent_coef=p["ent_coef"],
+        vf_coef=p["vf_coef"],
+        max_grad_norm=p["max_grad_norm"],
+        policy_kwargs={"net_arch": {"pi": arch, "vf": arch}, "activation_fn": act},
+        tensorboard_log=tb_dir,
+        seed=cfg.seed,
+        device="cpu",
+        verbose=0,
+    )
+    model.solitaire_gym = checkpoint_meta(cfg)
+    return model
+
+
+def checkpoint_meta(cfg: TrainConfig) -> dict[str, Any]:
+    meta = env_signature(cfg.game, cfg.env_kwargs)
+    meta.update(
+        options=dict(cfg.env_kwargs),
+        game_id=cfg.game,
+        config=cfg.name,
+        reward_mode=cfg.reward_mode,
+    )
+    return meta
+
+
+# ---- callbacks -----------------------------------------------------------------------------------
+class ProgressBar(BaseCallback):
+    """A tqdm bar over the run's timesteps."""
+
+    def __init__(self, total: int, start: int, desc: str) -> None:
+        super().__init__()
+        self.total, self.start, self.desc = total, start, desc
+        self.bar = None
+
+    def _on_training_start(self) -> None:
+        from tqdm.auto import tqdm
+
+        self.bar = tqdm(total=self.total, initial=self.start, desc=self.desc, unit="step",
+                        dynamic_ncols=True, mininterval=2.0)  # fmt: skip
+
+    def _on_step(self) -> bool:
+        self.bar.update(self.training_env.num_envs)
+        return True
+
+    def _on_training_end(self) -> None:
+        self.bar.close()
+
+
+class RunMonitor(BaseCallback):
+    """Timing, training-episode statistics, periodic validation and checkpoints."""
+
+    def __init__(self, run: TrainRun) -> None:
+        super().__init__()
+        self.run = run
+        self.won: list[bool] = []
+        self.found: list[int] = []
+        self.returns: list[float] = []
+        self.rollout_t0 = 0.0
+        self.side0 = 0.0
+
+    def _on_rollout_start(self) -> None:
+        self.rollout_t0 = time.perf_counter()
+        self.side0 = self.run.timing["eval"] + self.run.timing["checkpoints"]
+
+    def _on_rollout_end(self) -> None:
+        side = self.run.timing["eval"] + self.run.timing["checkpoints"] - self.side0
+        self.run.timing["rollouts"] += time.perf_counter() - self.rollout_t0 - side
+        if self.won:
+            row = {
+                "step": self.num_timesteps,
+                "episodes": len(self.won),
+                "win_rate": float(np.mean(self.won)),
+                "foundation": float(np.mean(self.found)),
+                "return": float(np.mean(self.returns)),
+            }
+            self.logger.record("train/win_rate", row["win_rate"])
+            self.logger.record("train/foundation", row["foundation"])
+            self.run.append_csv("train.csv", row)
+            self.won, self.found, self.returns = [], [], []
+
+    def _on_step(self) -> bool:
+        for info in self.locals.get("infos", ()):
+            if "terminal_observation" in info:
+                self.won.append(bool(info.get("won")))
+                self.found.append(int(info.get("foundation", 0)))
+                self.returns.append(float(info.get("episode", {}).get("r", 0.0)))
+        run = self.run
+        if self.num_timesteps >= run.next_eval:
+            run.evaluate(self.model, self.logger)
+            run.next_eval = (self.num_timesteps // run.cfg.eval["every_steps"] + 1) * run.cfg.eval[
+                "every_steps"
+            ]
+        if self.num_timesteps >= run.next_ckpt:
+            run.save(self.model)
+            every = run.cfg.checkpoint["every_steps"]
+            run.next_ckpt = (self.num_timesteps // every + 1) * every
+        return True
+
+
+# ---- the run -------------------------------------------------------------------------------------
+class TrainRun:
+    """One training run of ``cfg`` in ``out`` (see the module docstring)."""
+
+    def __init__(self, cfg: TrainConfig, out: str | Path, *, progress: bool = True) -> None:
+        self.cfg = cfg
+        self.out = Path(out)
+        self.ckpt_dir = self.out / "checkpoints"
+        self.progress = progress
+        self.timing = {"total": 0.0, "env": 0.0, "rollouts": 0.0, "eval": 0.0, "checkpoints": 0.0}
+        self.best: tuple[float, float] | None = None
+        self.next_eval = 0
+        self.next_ckpt = 0
+        self.timed: TimedVecEnv | None = None
+        self.last_eval_step = -1
+        self.session_t0: float | None = None
+
+    # files
+    def append_csv(self, name: str, row: dict) -> None:
+        path = self.out / name
+        new = not path.exists()
+        with path.open("a", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=list(row))
+            if new:
+                w.writeheader()
+            w.writerow(row)
+
+    def latest_checkpoint(self) -> Path | None:
+        found = sorted(self.ckpt_dir.glob("step_*.zip"))
+        return found[-1] if found else None
+
+    def _check_saved_config(self) -> None:
+        import yaml
+
+        path = self.out / "config.yaml"
+        if not path.exists():
+            return
+        saved = yaml.safe_load(path.read_text())
+        mine = dict(self.cfg.raw)
+        diff = sorted(
+            k for k in set(saved) | set(mine)
+            if k != "total_timesteps" and saved.get(k) != mine.get(k)
+        )  # fmt: skip
+        if diff:
+            raise ConfigError(
+                f"{self.out} holds a run of another config (key {diff[0]} differs): "
+                "use another --out, or --restart to start it over"
+            )
+
+    # evaluation and checkpoints
+    def evaluate(self, model, logger=None) -> dict:
+        t = time.perf_counter()
+        cfg = self.cfg
+        agent = SB3Agent(model, name="ppo", deterministic=cfg.deterministic_eval, seed=cfg.seed)
+        deals = eval_deals(cfg.eval["deals"], VALIDATION_START)
+        res = play_deals(
+            agent, cfg.game, cfg.env_kwargs, deals, max_episode_steps=cfg.max_episode_steps
+        )
+        row = {
+            "step": int(model.num_timesteps),
+            "deals": len(res),
+            "win_rate": float(np.mean([r.won for r in res])),
+            "foundation": float(np.mean([r.foundation for r in res])),
+            "score": float(np.mean([r.score for r in res])),
+            "moves": float(np.mean([r.moves for r in res])),
+            "seconds": 0.0,
+        }
+        dt = time.perf_counter() - t
+        row["seconds"] = round(dt, 2)
+        self.last_eval_step = row["step"]
+        self.timing["eval"] += dt
+        self.append_csv("eval.csv", row)
+        if logger is not None:
+            for k in ("win_rate", "foundation", "score", "moves"):
+                logger.record(f"eval/{k}", row[k])
+        key = (row["win_rate"], row["foundation"])
+        if self.best is None or key > self.best:
+            self.best = key
+            self.ckpt_dir.mkdir(parents=True, exist_ok=True)
+            model.save(self.ckpt_dir / "best.zip")
+        return row
+
+    def save(self, model) -> Path:
+        t = time.perf_counter()
+        self.ckpt_dir.mkdir(parents=True, exist_ok=True)
+        path = self.ckpt_dir / f"step_{model.num_timesteps:010d}.zip"
+        model.save(path)
+        self._write_state(model)
+        old = sorted(self.ckpt_dir.glob("step_*.zip"))[: -self.cfg.checkpoint["keep"]]
+        for p in old:
+            p.unlink()
+        self.timing["checkpoints"] += time.perf_counter() - t
+        return path
+
+    def _write_state(self, model) -> None:
+        t = dict(self.timing)
+        if self.timed is not None:
+            t["env"] = self.timing["env"] + self.timed.seconds
+        if self.session_t0 is not None:  # a run in progress: its time so far
+            t["total"] = self.timing["total"] + time.perf_counter() - self.session_t0
+        state = {
+            "step": int(model.num_timesteps),
+            "best": list(self.best) if self.best else None,
+            "timing": {k: round(v, 3) for k, v in t.items()},
+        }
+        (self.out / "state.json").write_text(json.dumps(state, indent=2) + "\n")
+
+    # main
+    def train(self, *, restart: bool = False) -> Path:
+        """Train (or continue) until ``total_timesteps``; returns the final checkpoint."""
+        import torch
+        from sb3_contrib import MaskablePPO
+
+        cfg = self.cfg
+        torch.set_num_threads(cfg.torch_threads)
+        if restart and self.out.exists():
+            shutil.rmtree(self.out)
+        self.out.mkdir(parents=True, exist_ok=True)
+        self._check_saved_config()
+        (self.out / "config.yaml").write_text(cfg.to_yaml())
+        latest = self.latest_checkpoint()
+        state_path = self.out / "state.json"
+        start = 0
+        if latest is not None and state_path.exists():
+            st = json.loads(state_path.read_text())
+            self.timing.update(st["timing"])
+            self.best = tuple(st["best"]) if st.get("best") else None
+            start = int(latest.stem.split("_")[1])
+        env, self.timed = make_train_env(cfg, seed=cfg.seed + start)
+        tb = str(self.out / "tb")
+        if latest is not None:
+            model = MaskablePPO.load(latest, env=env, device="cpu", tensorboard_log=tb)
+            model.solitaire_gym = checkpoint_meta(cfg)
+            print(f"resuming {cfg.name} from {latest} ({model.num_timesteps} steps)", flush=True)
+        else:
+            model = build_model(cfg, env, tb)
+        every_e, every_c = cfg.eval["every_steps"], cfg.checkpoint["every_steps"]
+        self.next_eval = (model.num_timesteps // every_e + 1) * every_e
+        self.next_ckpt = (model.num_timesteps // every_c + 1) * every_c
+        remaining = cfg.total_timesteps - model.num_timesteps
+        env_before = self.timing["env"]
+        t0 = self.session_t0 = time.perf_counter()
+        if remaining > 0:
+            callbacks = [RunMonitor(self)]
+            if self.progress:
+                callbacks.append(ProgressBar(cfg.total_timesteps, model.num_timesteps, cfg.name))
+            model.learn(
+                remaining,
+                callback=callbacks,
+                reset_num_timesteps=latest is None,
+                tb_log_name="ppo",
+            )
+        self.timing["total"] += time.perf_counter() - t0
+        self.session_t0 = None
+        self.timing["env"] = env_before + self.timed.seconds
+        self.timed.seconds = 0.0
+        if self.last_eval_step != model.num_timesteps:
+            final_eval = self.evaluate(model)
+            self.timing["total"] += final_eval["seconds"]
+        path = self.save(model)
+        model.save(self.ckpt_dir / "final.zip")
+        self._write_state(model)
+        (self.out / "timing.json").write_text(json.dumps(self.timing_report(), indent=2) + "\n")
+        return path
+
+    def timing_report(self) -> dict[str, Any]:
+        t = self.timing
+        total = max(t["total"], 1e-9)
+        updates = t["total"] - t["rollouts"] - t["eval"] - t["checkpoints"]
+        return {
+            "seconds": {k: round(v, 2) for k, v in t.items()} | {"updates": round(updates, 2)},
+            "share": {
+                "env_step (SB3VecEnv.reset + step_wait)": round(t["env"] / total, 4),
+                "rollouts (policy inference + env + buffer)": round(t["rollouts"] / total, 4),
+                "updates (gradient steps)": round(updates / total, 4),
+                "periodic evaluation": round(t["eval"] / total, 4),
+                "checkpoints": round(t["checkpoints"] / total, 4),
+            },
+        }

@@ -1,0 +1,459 @@
+"""Policies × games on a fixed set of evaluation-split deals.
+
+    python experiments/evaluate.py --policies random,greedy,solver --variants all --deals 1000 \\
+        --out runs/baselines
+    python experiments/evaluate.py --policies random,greedy \\
+        --ppo runs/seahaven_c4/checkpoints/best.zip --variants SH1-C4 --deals 1000 \\
+        --verdicts runs/baselines/verdicts.json --out runs/ppo_sh
+    python experiments/evaluate.py --policies "" --include runs/baselines --include runs/ppo_sh \\
+        --out runs/all          # one table and plot from earlier runs (same deals)
+
+Every policy plays the same deals ``0 … n−1`` of each variant (the evaluation split: no training
+game is dealt from it). Reports per variant and policy: wins, win rate with its 95% Wilson
+interval, mean app score (Vegas: dollars), mean moves, mean cards on the foundations, how the
+games ended, and the share of the solver-solvable deals that the policy won (from the solver's
+verdicts: this run's if ``solver`` is among the policies, else ``--verdicts``).
+
+Writes into ``--out``: ``results.json`` (the summaries and the command), ``results.md`` (the
+table), ``episodes.csv`` (one row per game), ``verdicts.json`` (the solver's verdicts),
+``win_rates.png`` (win rate per policy and variant, with the intervals), ``learning_curves.png``
+(from ``--runs`` training folders), and ``traces/`` (the first ``--traces`` games of each policy,
+as trace files, when ``solitaire_gym.traces`` exists).
+
+Policies: ``random``, ``greedy``, ``solver`` (``--solver-nodes`` / ``--solver-seconds`` per deal;
+a deal it finds no solution for within them counts as not won), and each ``--ppo
+[NAME@][TAG=]CHECKPOINT`` (evaluated on the variant it was trained on, or on TAG, e.g.
+``SH1-C2``; shown as NAME, e.g. ``ppo-best@runs/seahaven_c4/checkpoints/best.zip``).
+"""
+
+from __future__ import annotations
+
+import os
+
+# numba's and torch's OpenMP threads spin-wait between calls by default; when the env kernels and
+# the policy take turns in one process on few cores, that spinning starves the other side (10x
+# slower evaluation measured on 2 cores). Set before numba or torch start their threads.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+import argparse
+import csv
+import json
+import shlex
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout
+
+from agents.base import RandomAgent
+from agents.play import VARIANTS, EpisodeResult, eval_deals, play_deals
+from agents.stats import summarize
+
+POLICY_ORDER = ("random", "greedy", "ppo", "solver")
+
+
+def _ppo_specs(items: list[str]) -> list[tuple[str | None, str, Path]]:
+    """``[NAME@][TAG=]PATH`` (or ``NAME=PATH``) -> (tag or None, name, path)."""
+    out = []
+    for k, item in enumerate(items):
+        left, eq, path = item.partition("=")
+        if not eq:
+            name, at, path = item.partition("@")
+            if not at:
+                name, path = "", item
+            tag = ""
+        else:
+            name, at, tag = left.rpartition("@")
+            if not at and tag.upper() not in VARIANTS:
+                name, tag = tag, ""
+        name = name or ("ppo" if len(items) == 1 else f"ppo{k + 1}")
+        out.append((tag.upper() or None, name, Path(path)))
+    return out
+
+
+def make_agent(policy: str, game: str, options: dict, args, cache: dict):
+    if policy == "random":
+        return RandomAgent(seed=args.seed)
+    if policy == "greedy":
+        from agents.greedy import GreedyAgent
+
+        return GreedyAgent(game, options)
+    if policy == "solver":
+        from agents.solver_agent import SolverAgent
+
+        return SolverAgent(
+            max_seconds=args.solver_seconds, max_nodes=args.solver_nodes, cache=cache
+        )
+    raise ValueError(f"unknown policy {policy!r}: use random, greedy, solver or --ppo CHECKPOINT")
+
+
+def _rows_to_results(rows: list[dict]) -> list[EpisodeResult]:
+    out = []
+    for r in rows:
+        out.append(EpisodeResult(
+            code=r["code"], deal=int(r["deal"]), won=str(r["won"]) == "True",
+            score=int(r["score"]), moves=int(r["moves"]), steps=int(r["steps"]), end=r["end"],
+            foundation=int(r["foundation"]),
+        ))  # fmt: skip
+    return out
+
+
+def _load_included(paths: list[str], deals: list[int]):
+    """Episodes, extra summary fields and verdicts of earlier runs (``--include``)."""
+    episodes: list[dict] = []
+    extras: dict[tuple[str, str], dict] = {}
+    verdicts: dict[str, dict[int, str]] = {}
+    for d in paths:
+        d = Path(d)
+        res = json.loads((d / "results.json").read_text())
+        got = res["deals"]
+        if got["count"] and (got["first"], got["count"]) != (deals[0], len(deals)):
+            raise SystemExit(f"evaluate.py: {d} played deals {got['first']} … (count "
+                             f"{got['count']}), not the {len(deals)} from {deals[0]} asked for")  # fmt: skip
+        with (d / "episodes.csv").open() as f:
+            episodes += list(csv.DictReader(f))
+        for tag, by_policy in res["summaries"].items():
+            for name, s in by_policy.items():
+                keep = ("seconds", "checkpoint", "trained_on", "solver_budget", "verdicts")
+                extras[(tag, name)] = {k: s[k] for k in keep if k in s}
+        if (d / "verdicts.json").exists():
+            raw = json.loads((d / "verdicts.json").read_text())
+            for t, vs in raw["verdicts"].items():
+                verdicts[t] = {int(k): v for k, v in vs.items()}
+    return episodes, extras, verdicts
+
+
+def _verdict(agent, r) -> str:
+    known = agent.verdicts.get(r.code)
+    if known is not None:
+        return known["verdict"]
+    return "unsolvable" if r.end == "stuck" and r.steps == 0 else "unknown"
+
+
+def evaluate(args) -> dict:
+    """Run the evaluation described by the parsed ``args``; write the outputs; return the
+    results dict."""
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    tags = list(VARIANTS) if args.variants == "all" else [t.strip().upper() for t in
+                                                          args.variants.split(",")]  # fmt: skip
+    for t in tags:
+        if t not in VARIANTS:
+            raise SystemExit(f"evaluate.py: unknown variant {t!r}; use {', '.join(VARIANTS)}")
+    policies = [p.strip() for p in args.policies.split(",") if p.strip()]
+    for p in policies:
+        if p not in ("random", "greedy", "solver"):
+            raise SystemExit(f"evaluate.py: unknown policy {p!r} (random, greedy, solver; "
+                             "checkpoints with --ppo)")  # fmt: skip
+    if "solver" in policies:
+        from agents.solver_agent import solver_available
+
+        if not solver_available():
+            print("evaluate.py: solitaire_gym.solver is not available: skipping the solver",
+                  file=sys.stderr)  # fmt: skip
+            policies.remove("solver")
+    ppo = _ppo_specs(args.ppo or [])
+    ppo_meta = {}
+    for _, _, path in ppo:
+        from agents.learned import read_checkpoint_meta
+
+        if not path.exists():
+            raise SystemExit(f"evaluate.py: no checkpoint at {path}")
+        ppo_meta[path] = read_checkpoint_meta(path)
+    deals = eval_deals(args.deals, args.first_deal)
+    episodes, extras, verdicts = _load_included(args.include or [], deals)
+    if args.verdicts:
+        raw = json.loads(Path(args.verdicts).read_text())
+        verdicts.update(
+            {t: {int(d): v for d, v in vs.items()} for t, vs in raw["verdicts"].items()}
+        )
+    record = deals[: args.traces]
+    have_traces = False
+    if args.traces:
+        try:
+            from solitaire_gym.traces import save_trace
+
+            have_traces = True
+        except ImportError:
+            print("evaluate.py: solitaire_gym.traces is not available: no traces written",
+                  file=sys.stderr)  # fmt: skip
+    solver_cache: dict = {}
+    started = time.time()
+
+    def write_outputs() -> dict:
+        """Summaries from the episodes (this run's and the included ones), written out; called
+        after every policy and variant, so an interrupted run keeps what it finished."""
+        summaries: dict[str, dict[str, dict]] = {}
+        for tag, name in dict.fromkeys((e["variant"], e["policy"]) for e in episodes):
+            rows = [e for e in episodes if e["variant"] == tag and e["policy"] == name]
+            solvable = {d: v == "solvable" for d, v in verdicts.get(tag, {}).items()} or None
+            s = summarize(_rows_to_results(rows), solvable)
+            summaries.setdefault(tag, {})[name] = s | extras.get((tag, name), {})
+        summaries = {t: summaries[t] for t in VARIANTS if t in summaries}
+        result = {
+            "command": "python experiments/evaluate.py "
+            + " ".join(shlex.quote(a) for a in args.argv),
+            "deals": {"first": deals[0] if deals else None, "count": len(deals)},
+            "seconds": round(time.time() - started, 1),
+            "summaries": summaries,
+        }
+        (out / "results.json").write_text(json.dumps(result, indent=2) + "\n")
+        (out / "results.md").write_text(markdown_table(result) + "\n")
+        with (out / "episodes.csv").open("w", newline="") as f:
+            if episodes:
+                w = csv.DictWriter(f, fieldnames=list(episodes[0]))
+                w.writeheader()
+                w.writerows(episodes)
+        if verdicts:
+            (out / "verdicts.json").write_text(json.dumps(
+                {"solver_budget": {"max_nodes": args.solver_nodes, "max_seconds": args.solver_seconds},
+                 "verdicts": {t: {str(d): v for d, v in vs.items()} for t, vs in verdicts.items()}}
+            ) + "\n")  # fmt: skip
+        return result
+
+    for tag in tags:
+        game, options = VARIANTS[tag]
+        plan = [(p, p, None) for p in policies]
+        for ptag, name, path in ppo:
+            if ptag == tag or (ptag is None and ppo_meta[path].get("variant") in (None, tag)):
+                plan.append((name, "ppo", path))
+        for name, kind, path in plan:
+            if kind == "ppo":
+                from agents.learned import CheckpointMismatch, MaskablePPOAgent
+
+                try:
+                    agent = MaskablePPOAgent.load(path, game=game, options=options, name=name,
+                                                  deterministic=args.deterministic,
+                                                  seed=args.seed)  # fmt: skip
+                except CheckpointMismatch as e:
+                    raise SystemExit(f"evaluate.py: {e}") from None
+            else:
+                agent = make_agent(kind, game, options, args, solver_cache)
+            t0 = time.time()
+            results = play_deals(agent, game, options, deals, record=record if have_traces else ())
+            extra: dict = {"seconds": round(time.time() - t0, 1)}
+            if kind == "ppo":
+                extra["checkpoint"] = str(path)
+                extra["trained_on"] = ppo_meta[path].get("variant")
+                extra["deterministic"] = bool(args.deterministic)
+            if kind == "solver":
+                verdicts[tag] = {r.deal: _verdict(agent, r) for r in results}
+                extra["solver_budget"] = {"max_nodes": args.solver_nodes,
+                                          "max_seconds": args.solver_seconds}  # fmt: skip
+                extra["verdicts"] = {v: sum(x == v for x in verdicts[tag].values())
+                                     for v in ("solvable", "unsolvable", "unknown")}  # fmt: skip
+            extras[(tag, name)] = extra
+            episodes = [e for e in episodes if (e["variant"], e["policy"]) != (tag, name)]
+            episodes += [{"variant": tag, "policy": name, **r.to_dict()} for r in results]
+            solvable = {d: v == "solvable" for d, v in verdicts.get(tag, {}).items()} or None
+            print(_line(tag, name, summarize(results, solvable) | extra), flush=True)
+            write_outputs()
+            for r in results:
+                if have_traces and r.trace is not None and (r.trace or kind != "solver"):
+                    save_trace(out / "traces" / tag / f"{name}-{r.code}.json", r.code, r.trace,
+                               agent=name, scores=r.scores)  # fmt: skip
+    result = write_outputs()
+    summaries = result["summaries"]
+    if not args.no_plots and summaries:
+        plot_win_rates(result, out / "win_rates.png")
+        if args.runs:
+            plot_learning_curves(args.runs, out / "learning_curves.png", summaries)
+    return result
+
+
+def _pct(x) -> str:
+    return "–" if x is None else f"{100 * x:.1f}%"
+
+
+def _line(tag: str, name: str, s: dict) -> str:
+    lo, hi = s["win_rate_ci95"]
+    share = s["solvable_won_share"]
+    return (
+        f"{tag:<8} {name:<7} win {_pct(s['win_rate']):>6} [{_pct(lo)}, {_pct(hi)}]  "
+        f"score {s['mean_score']:8.1f}  moves {s['mean_moves']:7.1f}  "
+        f"foundation {s['mean_foundation']:5.1f}  solvable won {_pct(share)}  ({s['seconds']} s)"
+    )
+
+
+def markdown_table(result: dict) -> str:
+    lines = [
+        f"Deals {result['deals']['first']} … "
+        f"{result['deals']['first'] + result['deals']['count'] - 1} of the evaluation split "
+        f"({result['deals']['count']} per variant). Command: `{result['command']}`",
+        "",
+        "| variant | policy | deals | wins | win rate | 95% CI | mean score | mean moves "
+        "| mean foundation cards | solver-solvable deals | of them won |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for tag, by_policy in result["summaries"].items():
+        names = sorted(by_policy, key=lambda n: (
+            [i for i, p in enumerate(POLICY_ORDER) if n.startswith(p)] or [9])[0])  # fmt: skip
+        for name in names:
+            s = by_policy[name]
+            lo, hi = s["win_rate_ci95"]
+            solvable = "–" if s["solvable_deals"] is None else str(s["solvable_deals"])
+            lines.append(
+                f"| {tag} | {name} | {s['deals']} | {s['wins']} | {_pct(s['win_rate'])} "
+                f"| {_pct(lo)} – {_pct(hi)} | {s['mean_score']:.1f} | {s['mean_moves']:.1f} "
+                f"| {s['mean_foundation']:.1f} | {solvable} | {_pct(s['solvable_won_share'])} |"
+            )
+    return "\n".join(lines)
+
+
+def plot_win_rates(result: dict, path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    tags = list(result["summaries"])
+    names = []
+    for by_policy in result["summaries"].values():
+        for n in by_policy:
+            if n not in names:
+                names.append(n)
+    names.sort(key=lambda n: ([i for i, p in enumerate(POLICY_ORDER) if n.startswith(p)] or
+                              [9])[0])  # fmt: skip
+    width = 0.8 / max(1, len(names))
+    fig, ax = plt.subplots(figsize=(max(6, 1.3 * len(tags) + 2), 4))
+    x = np.arange(len(tags))
+    for k, name in enumerate(names):
+        rates, low, high, xs = [], [], [], []
+        for i, tag in enumerate(tags):
+            s = result["summaries"][tag].get(name)
+            if s is None:
+                continue
+            lo, hi = s["win_rate_ci95"]
+            xs.append(x[i] + (k - (len(names) - 1) / 2) * width)
+            rates.append(100 * s["win_rate"])
+            low.append(100 * (s["win_rate"] - lo))
+            high.append(100 * (hi - s["win_rate"]))
+        ax.bar(xs, rates, width, yerr=[low, high], capsize=2, label=name)
+    ax.set_xticks(x, tags)
+    ax.set_ylabel("win rate, % (95% Wilson interval)")
+    n = result["deals"]["count"]
+    ax.set_title(f"Win rate per policy, {n} evaluation deals per variant")
+    ax.set_ylim(0, 100)
+    ax.legend(fontsize=8)
+    ax.grid(axis="y", alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def plot_learning_curves(runs: list[str], path: Path, summaries: dict | None = None) -> None:
+    """Validation win rate and foundation cards against training steps, from each run's
+    ``eval.csv``; dashed lines: the greedy agent's final-evaluation win rate, if known."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import yaml
+
+    fig, (a1, a2) = plt.subplots(1, 2, figsize=(11, 4))
+    for run in runs:
+        run = Path(run)
+        f = run / "eval.csv"
+        if not f.exists():
+            continue
+        rows = list(csv.DictReader(f.open()))
+        steps = [int(r["step"]) for r in rows]
+        label = run.name
+        cfg = run / "config.yaml"
+        tag = None
+        if cfg.exists():
+            c = yaml.safe_load(cfg.read_text())
+            from agents.play import variant_tag
+
+            tag = variant_tag(c["game"], c.get("options") or {})
+            label = f"PPO {c.get('name', run.name)} ({tag})"
+        line = a1.plot(steps, [100 * float(r["win_rate"]) for r in rows], marker=".", label=label)
+        a2.plot(steps, [float(r["foundation"]) for r in rows], marker=".", label=label)
+        greedy = (summaries or {}).get(tag, {}).get("greedy") if tag else None
+        if greedy is not None:
+            a1.axhline(100 * greedy["win_rate"], ls="--", color=line[0].get_color(), alpha=0.7,
+                       label=f"greedy, {tag} (evaluation deals)")  # fmt: skip
+    a1.set_xlabel("training steps")
+    a1.set_ylabel("validation win rate, %")
+    a2.set_xlabel("training steps")
+    a2.set_ylabel("validation mean cards on foundations")
+    for a in (a1, a2):
+        a.grid(alpha=0.3)
+        a.legend(fontsize=8)
+    fig.suptitle("MaskablePPO learning curves (validation deals 2^19 …)")
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument(
+        "--policies",
+        default="random,greedy,solver",
+        help="comma-separated: random, greedy, solver (default: all three)",
+    )
+    p.add_argument(
+        "--ppo",
+        action="append",
+        metavar="[NAME@][TAG=]CHECKPOINT",
+        help="a MaskablePPO checkpoint to evaluate (repeatable): on the variant it was trained "
+        "on, or on TAG; shown as NAME (default ppo)",
+    )
+    p.add_argument(
+        "--variants", default="all", help=f"comma-separated tags ({', '.join(VARIANTS)}) or 'all'"
+    )
+    p.add_argument("--deals", type=int, default=1000, help="deals per variant (default 1000)")
+    p.add_argument("--first-deal", type=int, default=0, help="first deal number (default 0)")
+    p.add_argument(
+        "--solver-nodes",
+        type=int,
+        default=50_000,
+        help="the solver's budget per deal, in search nodes (default 50000: reproducible; "
+        "about 1 s on a 2-core machine)",
+    )
+    p.add_argument(
+        "--solver-seconds",
+        type=float,
+        default=10.0,
+        help="and in seconds, a safety bound (default 10)",
+    )
+    p.add_argument("--verdicts", help="verdicts.json of an earlier run with the solver")
+    p.add_argument("--include", action="append", metavar="DIR",
+                   help="merge the games of an earlier run's output folder (same deals) into "
+                        "the table and plots (repeatable)")  # fmt: skip
+    p.add_argument(
+        "--deterministic",
+        action="store_true",
+        help="PPO plays its most likely action (default: samples)",
+    )
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument(
+        "--traces",
+        type=int,
+        default=0,
+        help="write trace files of the first N games of each policy and variant",
+    )
+    p.add_argument("--runs", nargs="*", help="training run folders, for learning curves")
+    p.add_argument("--no-plots", action="store_true")
+    p.add_argument("--torch-threads", type=int, default=1, help="for the PPO policies (default 1)")
+    p.add_argument("--out", default="runs/evaluation", help="output folder")
+    return p  # fmt: skip
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    args = build_parser().parse_args(argv)
+    args.argv = argv
+    import torch
+
+    torch.set_num_threads(args.torch_threads)
+    result = evaluate(args)
+    print()
+    print(markdown_table(result))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,198 @@
+"""Many deals on all cores, one JSON line per deal, resumable (``solitaire-gym solve --deals``).
+
+Each deal is one task of a process pool (a deal uses one core). Results are written as they come,
+one line each (the :meth:`SolveResult.to_json` fields plus ``deal``), and flushed, so an
+interrupted run loses at most the deals in flight: run the same command again and the deals
+already in the file are skipped. A file that is not such a list of results is refused, naming the
+line.
+"""
+
+from __future__ import annotations
+
+import json
+import multiprocessing as mp
+import os
+import re
+import sys
+import time
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+from solitaire_gym.engine.variants import MAX_DEAL, Variant, parse_code
+from solitaire_gym.errors import GameCodeError, SolitaireError
+from solitaire_gym.solver.search import VERDICTS, solve, warm_up
+
+
+class ResultsFileError(SolitaireError):
+    """A results file (JSON lines) that cannot be resumed: the message names the line."""
+
+
+def parse_variant(tag: str) -> Variant:
+    """``"SH1-C4"`` (a code without its deal number) to a :class:`Variant`."""
+    if not isinstance(tag, str) or tag.strip().count("-") != 1:
+        raise GameCodeError(
+            f"game {tag!r}: expected a game and its options, e.g. 'SH1-C4', 'TF1-D3N', 'DS1-D1V'"
+        )
+    return parse_code(tag.strip() + "-AAAAAAA")[0]
+
+
+_RANGE = re.compile(r"^\s*(\d+)\s*(?:\.\.\s*(\d+)\s*)?$")
+
+
+def parse_deals(text: str) -> list[int]:
+    """``"1..1000"``, ``"7"`` or ``"1..10,20,30..35"`` (inclusive ranges) to deal numbers."""
+    deals: list[int] = []
+    for part in str(text).split(","):
+        m = _RANGE.match(part)
+        if m is None:
+            raise GameCodeError(
+                f"deals {text!r}: expected numbers and inclusive ranges, e.g. '1..1000' or "
+                "'1..10,20'"
+            )
+        lo = int(m.group(1))
+        hi = int(m.group(2)) if m.group(2) is not None else lo
+        if hi < lo:
+            raise GameCodeError(f"deals {part.strip()!r}: the range runs backwards")
+        if hi > MAX_DEAL:
+            raise GameCodeError(f"deals {part.strip()!r}: deal numbers end at {MAX_DEAL}")
+        deals.extend(range(lo, hi + 1))
+    return list(dict.fromkeys(deals))
+
+
+def read_results(path: str | os.PathLike[str], variant: Variant | None = None) -> dict[int, dict]:
+    """The results already in ``path`` (deal -> record); {} if the file does not exist.
+    Raises :class:`ResultsFileError` naming the first line that is not a result (of
+    ``variant``, when given)."""
+    p = Path(path)
+    if not p.exists():
+        return {}
+    done: dict[int, dict] = {}
+    with p.open(encoding="utf-8") as f:
+        for i, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            where = f"{p}, line {i}"
+            try:
+                rec = json.loads(line)
+            except json.JSONDecodeError as e:
+                raise ResultsFileError(
+                    f"{where} is not valid JSON ({e.msg}); if a run was cut short while writing "
+                    "it, delete that line and run again"
+                ) from None
+            if not isinstance(rec, dict) or not {"code", "verdict", "deal"} <= rec.keys():
+                raise ResultsFileError(
+                    f"{where} is not a solver result (it needs 'code', 'deal' and 'verdict')"
+                )
+            try:
+                v, deal = parse_code(rec["code"])
+            except GameCodeError as e:
+                raise ResultsFileError(f"{where}: {e}") from None
+            if rec["verdict"] not in VERDICTS or rec["deal"] != deal:
+                raise ResultsFileError(f"{where}: verdict or deal number does not fit its code")
+            if variant is not None and v != variant:
+                raise ResultsFileError(
+                    f"{where} is a result of {v.tag}, not {variant.tag}: use another --out file"
+                )
+            done[deal] = rec
+    return done
+
+
+def _solve_one(task: tuple[str, float | None, int | None]) -> dict[str, Any]:
+    code, max_seconds, max_nodes = task
+    r = solve(code, max_seconds=max_seconds, max_nodes=max_nodes)
+    d = r.to_dict()
+    d["deal"] = parse_code(code)[1]
+    return d
+
+
+def _init_worker() -> None:
+    warm_up()
+
+
+class _Progress:
+    """tqdm when installed, else a counter on stderr."""
+
+    def __init__(self, total: int, desc: str, enabled: bool) -> None:
+        self.bar = None
+        self.enabled = enabled
+        self.total = total
+        self.n = 0
+        self.desc = desc
+        self.t0 = time.perf_counter()
+        if enabled:
+            try:
+                from tqdm import tqdm
+
+                self.bar = tqdm(total=total, desc=desc, unit="deal", file=sys.stderr)
+            except ImportError:
+                pass
+
+    def update(self, postfix: str) -> None:
+        self.n += 1
+        if self.bar is not None:
+            self.bar.set_postfix_str(postfix, refresh=False)
+            self.bar.update(1)
+        elif self.enabled:
+            rate = self.n / max(1e-9, time.perf_counter() - self.t0)
+            end = "\n" if self.n == self.total else ""
+            print(
+                f"\r{self.desc}: {self.n}/{self.total} deals ({rate:.1f}/s) {postfix}",
+                end=end,
+                file=sys.stderr,
+                flush=True,
+            )
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+
+def solve_many(
+    variant: Variant,
+    deals: Iterable[int],
+    *,
+    max_seconds: float | None,
+    max_nodes: int | None = None,
+    jobs: int | None = None,
+    out: str | os.PathLike[str] | None = None,
+    progress: bool = True,
+) -> Iterator[dict[str, Any]]:
+    """Solve ``deals`` of ``variant``, one process per core (``jobs``, default all); yield each
+    result record as it comes (in completion order) after appending it to ``out``. Deals already
+    in ``out`` are skipped (not yielded)."""
+    deals = list(deals)
+    done = read_results(out, variant) if out is not None else {}
+    todo = [d for d in deals if d not in done]
+    jobs = (os.cpu_count() or 1) if jobs is None else int(jobs)
+    if jobs < 1:
+        raise ValueError(f"jobs must be 1 or more, not {jobs}")
+    tasks = [(variant.code(d), max_seconds, max_nodes) for d in todo]
+    bar = _Progress(len(tasks), variant.tag, progress)
+    counts = dict.fromkeys(VERDICTS, 0)
+    fh = None
+    if out is not None:
+        Path(out).parent.mkdir(parents=True, exist_ok=True)
+        fh = open(out, "a", encoding="utf-8")  # noqa: SIM115 (closed in finally)
+    pool = None
+    try:
+        if jobs == 1 or len(tasks) <= 1:
+            warm_up()
+            results: Iterable[dict[str, Any]] = map(_solve_one, tasks)
+        else:
+            pool = mp.get_context("spawn").Pool(min(jobs, len(tasks)), initializer=_init_worker)
+            results = pool.imap_unordered(_solve_one, tasks, chunksize=1)
+        for rec in results:
+            if fh is not None:
+                fh.write(json.dumps(rec, ensure_ascii=False, separators=(",", ":")) + "\n")
+                fh.flush()
+            counts[rec["verdict"]] += 1
+            bar.update(" ".join(f"{k[:5]}={v}" for k, v in counts.items()))
+            yield rec
+    finally:
+        bar.close()
+        if pool is not None:
+            pool.terminate()
+            pool.join()
+        if fh is not None:
+            fh.close()

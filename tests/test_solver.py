@@ -1,0 +1,349 @@
+"""The solver: certificates, curated deals, known verdicts on constructed positions, budgets,
+bad input, hints, the CLI, and agreement with a plain exhaustive search (every reduction off)."""
+
+from __future__ import annotations
+
+import json
+import random
+
+import pytest
+
+from solitaire_gym import Game, GameCodeError, PositionError
+from solitaire_gym.cli import main as cli_main
+from solitaire_gym.engine.cards import card_name
+from solitaire_gym.solver import SolverBug, certify, hint, solve
+from solitaire_gym.solver import kernels as K
+from solitaire_gym.solver.batch import ResultsFileError, parse_deals, parse_variant, read_results
+
+# Every reduction off: exact positions, every legal move, stock taps as moves, no automatic
+# moves, no restarts. The plain exhaustive search the verdicts are checked against.
+REFERENCE = K.FL_NO_AUTO | K.FL_NO_LAZY | K.FL_NO_MACRO | K.FL_EXACT | K.FL_NO_PRUNE
+
+# Found with the solver (each solved in well under a second); the bot test of the solver.
+SOLVABLE = [
+    "SH1-C4-AAAAAAB",
+    "SH1-C4-AAAAAAC",
+    "SH1-C4-AAAAAJ2",
+    "SH1-C2-AAAAAAF",
+    "SH1-C2-AAAAABC",
+    "SH1-C1-AAAAAB4",
+    "SH1-C1-AAAAAC3",
+    "TF1-D1N-AAAAAAB",
+    "TF1-D1N-AAAAAAC",
+    "TF1-D1N-AAAAAAS",
+    "TF1-D3N-AAAAAAD",
+    "TF1-D3N-AAAAAAF",
+    "DS1-D1N-AAAAAAB",
+    "DS1-D1N-AAAAAAC",
+    "DS1-D3N-AAAAAAB",
+]
+
+# Proven lost by the solver and by the reference search.
+UNSOLVABLE = [
+    "SH1-C4-AAAAAAT",
+    "SH1-C2-AAAAAAC",
+    "SH1-C1-AAAAAAB",
+    "TF1-D3N-AAAAAAV",
+    "TF1-D3N-AAAAAAZ",
+]
+
+
+def _replays_to_win(start: dict, solution: list[str]) -> bool:
+    g = Game.from_dict(start)
+    for move in solution:
+        g.play(move)
+    return g.won
+
+
+@pytest.mark.parametrize("code", SOLVABLE)
+def test_curated_deals_are_solved_and_replay(code):
+    r = solve(code, max_seconds=20)
+    assert r.verdict == "solvable", r.summary()
+    assert r.solution and r.position is None
+    assert _replays_to_win(Game.from_code(code).to_dict(), r.solution)
+    assert r.thoughtful == (not code.startswith("SH1"))
+    assert ("thoughtful" in r.note) == r.thoughtful
+
+
+@pytest.mark.parametrize("code", UNSOLVABLE)
+def test_known_lost_deals(code):
+    r = solve(code, max_seconds=20)
+    assert r.verdict == "unsolvable" and r.solution == []
+    ref = solve(code, max_seconds=30, _flags=REFERENCE, _restarts=False)
+    assert ref.verdict == "unsolvable"
+
+
+# ---- constructed positions -------------------------------------------------------------------
+
+
+def _position(code: str, tableau, foundations, **rest) -> dict:
+    d = {"code": code, "tableau": tableau, "foundations": foundations, "score": 0, "moves": 0}
+    d.update(rest)
+    return d
+
+
+SH_STUCK = _position(
+    "SH1-C1-AAAAAAB",
+    [
+        ["AS", "3S", "5S"],
+        ["2S", "4S", "7S"],
+        ["6S", "9S"],
+        ["8S", "JS"],
+        ["TS", "KS"],
+        ["QS", "AH", "4H"],
+        ["2H", "6H"],
+        ["3H", "8H"],
+        ["5H", "7H", "TH"],
+        ["9H", "JH", "QH"],
+    ],
+    [None, None, "KD", "KC"],
+    cells=["KH"],
+)
+
+
+def test_stuck_position_is_unsolvable():
+    g = Game.from_dict(SH_STUCK)
+    assert g.stuck
+    r = solve(g, max_seconds=5)
+    assert r.verdict == "unsolvable" and r.nodes <= 1
+    assert r.position is not None
+    assert hint(g) is None
+
+
+def test_seahaven_few_moves():
+    d = _position(
+        "SH1-C4-AAAAAAB",
+        [["QS", "KS"], *[[] for _ in range(9)]],
+        ["JS", "KH", "KD", "KC"],
+        cells=[None] * 4,
+    )
+    r = solve(d, max_seconds=5)
+    assert r.verdict == "solvable" and len(r.solution) == 3
+    assert _replays_to_win(d, r.solution)
+    assert hint(Game.from_dict(d)) in ("t1>c", "t1>t2")
+
+
+def test_reflechi_draw3_king_through_an_empty_column():
+    d = _position(
+        "TF1-D3N-AAAAAAB",
+        [[] for _ in range(7)],
+        ["JS", "JH", "JD", "JC"],
+        stock=["QS", "KS", "KH", "QH", "KD", "QD", "KC", "QC"],
+        waste=[],
+    )
+    r = solve(d, max_seconds=5)
+    assert r.verdict == "solvable" and r.thoughtful
+    # The groups of three leave Q♠ under K♠: K♠ has to wait in an empty column.
+    assert any(m.startswith("w>t") for m in r.solution)
+    assert _replays_to_win(d, r.solution)
+
+
+def test_double_solitaire_face_down():
+    d = _position(
+        "DS1-D1N-AAAAAAB",
+        [["KS*", "QS"], *[[] for _ in range(8)]],
+        ["JS", "KS", "KH", "KH", "KD", "KD", "KC", "KC"],
+        stock=[],
+        waste=[],
+    )
+    r = solve(d, max_seconds=5)
+    assert r.verdict == "solvable" and r.solution == ["t1>f", "t1>f"]
+
+
+def test_won_position():
+    d = _position(
+        "SH1-C4-AAAAAAB",
+        [[] for _ in range(10)],
+        ["KS", "KH", "KD", "KC"],
+        cells=[None] * 4,
+    )
+    r = solve(d)
+    assert r.verdict == "solvable" and r.solution == []
+    assert hint(Game.from_dict(d)) is None
+
+
+def test_game_under_way():
+    g = Game.from_code("SH1-C4-AAAAAJ2")
+    g.play("t1>t7")
+    before = g.to_dict()
+    r = solve(g, max_seconds=5)
+    assert r.verdict == "solvable" and r.position == before
+    assert g.to_dict() == before  # the game is not touched
+    assert _replays_to_win(before, r.solution)
+    assert hint(g, max_seconds=5) == r.solution[0]
+
+
+# ---- agreement with the reference search -----------------------------------------------------
+
+
+def _random_position(code: str, rng: random.Random, off: int) -> dict:
+    """A valid position with about ``off`` cards off the foundations, scattered at random."""
+    g = Game.from_code(code)
+    v = g.variant
+    d = g.to_dict()
+    double = v.game == 0
+    piles = 8 if double else 4
+    suit = (lambda p: p // 2) if double else (lambda p: p)
+    heights = [13] * piles
+    for _ in range(off):
+        p = rng.randrange(piles)
+        heights[p] = max(0, heights[p] - 1)
+    rest = [suit(p) * 13 + r for p in range(piles) for r in range(heights[p], 13)]
+    rng.shuffle(rest)
+    cols = len(d["tableau"])
+    tab: list[list[str]] = [[] for _ in range(cols)]
+    stock: list[str] = []
+    waste: list[str] = []
+    cells: list[str | None] = [None] * v.cells
+    for c in rest:
+        x = rng.random()
+        if v.game == 2 and x < 0.15 and None in cells:
+            cells[cells.index(None)] = card_name(c)
+        elif v.game != 2 and x < 0.3:
+            (stock if rng.random() < 0.6 else waste).append(card_name(c))
+        else:
+            tab[rng.randrange(cols)].append(card_name(c))
+    if double:
+        tab = [[c + "*" for c in col[:-1]] + col[-1:] for col in tab]
+    d["tableau"] = tab
+    d["foundations"] = [
+        card_name(suit(p) * 13 + heights[p] - 1) if heights[p] else None for p in range(piles)
+    ]
+    if v.game == 2:
+        d["cells"] = cells
+    else:
+        d["stock"], d["waste"] = stock, waste
+    return d
+
+
+@pytest.mark.parametrize(
+    "code,off",
+    [
+        ("SH1-C1-AAAAAAB", 30),
+        ("SH1-C2-AAAAAAB", 36),
+        ("TF1-D1N-AAAAAAB", 40),
+        ("TF1-D3N-AAAAAAB", 44),
+        ("DS1-D3N-AAAAAAB", 40),
+        ("DS1-D1V-AAAAAAB", 40),
+    ],
+)
+def test_verdicts_agree_with_reference(code, off):
+    rng = random.Random(f"{code}{off}")
+    decided = 0
+    for _ in range(6):
+        d = _random_position(code, rng, off)
+        r = solve(d, max_nodes=200_000, max_seconds=10)
+        ref = solve(d, max_nodes=200_000, max_seconds=10, _flags=REFERENCE, _restarts=False)
+        if "unknown" in (r.verdict, ref.verdict):
+            continue
+        decided += 1
+        assert r.verdict == ref.verdict, d
+    assert decided >= 3
+
+
+# ---- budgets and bad input -------------------------------------------------------------------
+
+
+def test_tiny_budgets_give_unknown():
+    r = solve("TF1-D1N-AAAAAAZ", max_nodes=1)
+    assert r.verdict == "unknown" and r.reason == "nodes" and r.solution == []
+    r = solve("TF1-D1N-AAAAAAZ", max_seconds=1e-6)
+    assert r.verdict == "unknown" and r.reason == "seconds"
+
+
+@pytest.mark.parametrize("code", ["", "SH1-C4", "XX1-C4-AAAAAAB", "SH1-C3-AAAAAAB", "TF1-D1V-A"])
+def test_bad_codes(code):
+    with pytest.raises(GameCodeError):
+        solve(code)
+
+
+def test_bad_position():
+    bad = dict(SH_STUCK, cells=["KH", "QH"])
+    with pytest.raises(PositionError):
+        solve(bad)
+    with pytest.raises(PositionError):
+        solve({"code": "SH1-C4-AAAAAAB"})
+
+
+@pytest.mark.parametrize(
+    "kw",
+    [
+        {"max_seconds": 0},
+        {"max_seconds": -1.5},
+        {"max_seconds": float("nan")},
+        {"max_nodes": 0},
+        {"max_nodes": -3},
+        {"max_nodes": 2.5},
+        {"max_seconds": "1"},
+        {"table_mb": 0},
+    ],
+)
+def test_bad_budgets(kw):
+    with pytest.raises(ValueError):
+        solve("SH1-C4-AAAAAAB", **kw)
+
+
+def test_bad_type():
+    with pytest.raises(TypeError):
+        solve(42)
+
+
+def test_certificate_refuses_a_wrong_solution():
+    start = Game.from_code("SH1-C4-AAAAAJ2").to_dict()
+    with pytest.raises(SolverBug):
+        certify(start, ["t1>t7"])  # legal, but not a win
+    with pytest.raises(SolverBug):
+        certify(start, ["t3>t5"])  # refused by the rules
+
+
+def test_json():
+    r = solve("TF1-D3N-AAAAAAD", max_seconds=5)
+    d = json.loads(r.to_json())
+    assert d["verdict"] == "solvable" and d["thoughtful"] is True
+    assert d["code"] == "TF1-D3N-AAAAAAD" and d["solution"] == r.solution
+
+
+# ---- batch and command line ------------------------------------------------------------------
+
+
+def test_parse_deals_and_variant():
+    assert parse_deals("1..3,7,2") == [1, 2, 3, 7]
+    for bad in ["", "1..", "3..1", "a"]:
+        with pytest.raises(GameCodeError):
+            parse_deals(bad)
+    assert parse_variant("sh1-c2").cells == 2
+    with pytest.raises(GameCodeError):
+        parse_variant("SH1-C4-AAAAAAB")
+
+
+def test_cli_single(capsys):
+    assert cli_main(["solve", "TF1-D3N-AAAAAAD", "--max-seconds", "5"]) == 0
+    out = capsys.readouterr().out
+    assert "verdict: solvable" in out and "thoughtful" in out and "nodes:" in out
+
+
+def test_cli_batch_resumes(tmp_path, capsys):
+    out = tmp_path / "r.jsonl"
+    args = ["solve", "--deals", "1..3", "--game", "SH1-C1", "--jobs", "1", "--out", str(out)]
+    assert cli_main([*args, "--quiet"]) == 0
+    assert len(out.read_text().splitlines()) == 3
+    assert cli_main([*args[:2], "1..4", *args[3:], "--quiet"]) == 0
+    done = read_results(out, parse_variant("SH1-C1"))
+    assert sorted(done) == [1, 2, 3, 4]
+    capsys.readouterr()
+    out.write_text(out.read_text() + '{"code": "SH1-C1-AAAAAAF", "verd')
+    assert cli_main([*args, "--quiet"]) == 2
+    assert "line 5" in capsys.readouterr().err
+    with pytest.raises(ResultsFileError):
+        read_results(out)
+    other = tmp_path / "o.jsonl"
+    other.write_text(out.read_text().splitlines()[0] + "\n")
+    assert cli_main(["solve", "--deals", "1", "--game", "SH1-C4", "--out", str(other)]) == 2
+
+
+def test_cli_refuses_bad_arguments(capsys):
+    assert cli_main(["solve", "XX1-C4-AAAAAAB"]) == 2
+    assert cli_main(["solve"]) == 2
+    with pytest.raises(SystemExit):
+        cli_main(["solve", "SH1-C4-AAAAAAB", "--max-seconds", "0"])
+    capsys.readouterr()
