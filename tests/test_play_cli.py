@@ -94,3 +94,13 @@ def test_command_line(tmp_path):
 def test_bad_code(capsys):
     assert main(["play", "XX1-D1N-AAAAAAB"]) == 2
     assert "unknown game 'XX1'" in capsys.readouterr().err
+
+
+def test_solve_writes_a_trace_that_replays_to_a_win(tmp_path, capsys):
+    from solitaire_gym.cli import main
+    from solitaire_gym.traces import load_trace
+
+    out = tmp_path / "solution.json"
+    assert main(["solve", "SH1-C4-AAAAAJ2", "--max-seconds", "10", "--trace", str(out)]) == 0
+    trace = load_trace(out)
+    assert trace.agent == "solver" and trace.final["foundations"] == ["KS", "KH", "KD", "KC"]

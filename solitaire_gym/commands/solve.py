@@ -13,6 +13,7 @@ import argparse
 import statistics
 import sys
 
+from solitaire_gym.engine.variants import SEAHAVEN
 from solitaire_gym.solver.batch import parse_deals, parse_variant, solve_many
 from solitaire_gym.solver.search import DEFAULT_SECONDS, EXACT_NOTE, THOUGHTFUL_NOTE, solve
 
@@ -63,6 +64,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--jobs", type=_positive_int, default=None, help="processes (default: all)")
     p.add_argument("--out", help="JSON-lines results file for --deals (appended, resumable)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument(
+        "--trace", metavar="OUT", help="with CODE: write the solution as a trace file (JSON)"
+    )
     p.set_defaults(func=run)
 
 
@@ -77,13 +81,21 @@ def run(args: argparse.Namespace) -> int:
             return 2
         r = solve(args.code, max_seconds=seconds, max_nodes=args.max_nodes)
         print(r.to_json() if args.json else r.summary())
+        if args.trace:
+            if not r.solved:
+                print(f"no trace written: the verdict is {r.verdict}", file=sys.stderr)
+                return 1
+            from solitaire_gym.traces import save_trace
+
+            save_trace(args.trace, r.code, r.solution, agent="solver")
+            print(f"trace: {args.trace}", file=sys.stderr)
         return 0
     if args.code is not None or not args.game or not args.out:
         print("solitaire-gym solve: --deals needs --game and --out, and no CODE", file=sys.stderr)
         return 2
     variant = parse_variant(args.game)
     deals = parse_deals(args.deals)
-    note = THOUGHTFUL_NOTE if variant.game != 2 else EXACT_NOTE
+    note = EXACT_NOTE if variant.game == SEAHAVEN else THOUGHTFUL_NOTE
     print(
         f"{variant.tag} ({variant.name}): {len(deals)} deals, {seconds:g} s each", file=sys.stderr
     )
