@@ -247,16 +247,17 @@ def _farm_position():
     return d
 
 
-@pytest.mark.parametrize("mode,per_cycle", [("app", 10.0), ("fair", 0.0)])
+@pytest.mark.parametrize("mode,per_cycle", [("app", 10.0), ("fair", -5.0)])
 def test_reward_modes_and_the_farming_loophole(mode, per_cycle):
     """The apps pay for a card placed on a foundation and take nothing back when it comes off:
     cycling A♠ between foundation and cell farms points under "app", and gains nothing under
-    "fair"."""
+    "fair" (where it loses)."""
     env = gym.make(SH, reward_mode=mode).unwrapped
     env.reset(options={"state": _farm_position()})
     take_back = env.move_to_action("f1>c")
     assert env.step(env.move_to_action("t1>f"))[1] == 10.0
-    assert env.step(take_back)[1] == (0.0 if mode == "app" else -10.0)
+    # fair: the take-back costs the 10 points and entering the free cell the 5 it would earn back
+    assert env.step(take_back)[1] == (0.0 if mode == "app" else -15.0)
     total = 0.0
     for _ in range(5):
         cell = env.to_dict()["cells"].index("AS") + 1
@@ -349,3 +350,17 @@ def test_dead_deals_are_skipped_when_drawn():
     for seed in range(40):
         _, info = env.reset(seed=seed)
         assert info["action_mask"].any()
+
+
+@pytest.mark.parametrize("mode,per_cycle", [("app", 5.0), ("fair", 0.0)])
+def test_free_cell_cycle_gains_nothing_under_fair(mode, per_cycle):
+    """Seahaven pays +5 for a card from a free cell to a column: t→c→t farms it under "app"."""
+    env = gym.make(SH, reward_mode=mode).unwrapped
+    env.reset(options={"code": "SH1-C4-AAAAAJ2"})
+    assert env.step(env.move_to_action("t1>t7"))[1] == 0.0  # 6♦ onto 7♦
+    total = 0.0
+    for _ in range(4):
+        total += env.step(env.move_to_action("t7>c"))[1]
+        cell = env.to_dict()["cells"].index("6D") + 1
+        total += env.step(env.move_to_action(f"c{cell}>t7"))[1]
+    assert total == 4 * per_cycle

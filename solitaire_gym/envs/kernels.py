@@ -16,7 +16,7 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-from solitaire_gym.engine.actions import K_FC, K_FT, K_TF, decode
+from solitaire_gym.engine.actions import K_CT, K_FC, K_FT, K_TC, K_TF, decode
 from solitaire_gym.engine.movegen import legal_mask
 from solitaire_gym.engine.play import play, undo
 from solitaire_gym.engine.rules import R_BAD_ACTION, check_move, is_won
@@ -117,9 +117,14 @@ def step_row(
         return (1.0 if is_won(s, b, cfg) and not was_won else 0.0), 0, e
     reward = float(s.score[b] - before)
     if reward_mode == REWARD_FAIR and e >= 0:
+        # What the apps pay for leaving a place, the fair reward charges for entering it, so no
+        # cycle gains anything: a take-back costs the foundation points, a card put into a free
+        # cell costs the cell-to-column points.
         kind = decode(cfg, e)[0]
         if kind == K_FT or kind == K_FC:
             reward -= score_delta(cfg, K_TF, False)
+        if kind == K_TC or kind == K_FC:
+            reward -= score_delta(cfg, K_CT, False)
     return reward, 0, e
 
 

@@ -42,8 +42,10 @@ class SolitaireEnv(gym.Env):
     ``reward_mode="app"`` (default): the change in the app's score (Vegas: dollars). The apps give
     points for a card placed on a foundation and take none back when it is taken off again, so a
     policy can farm points by cycling a card between a foundation and the tableau: a known
-    loophole of the apps' tables, kept for fidelity. ``"fair"``: the same, but a take-back costs
-    what placing the card earned, so no cycle gains anything. ``"win"``: 1 on the winning move.
+    loophole of the apps' tables, kept for fidelity (Seahaven's +5 for a card from a free cell to
+    a column can be farmed the same way). ``"fair"``: the same, but a take-back costs what placing
+    the card earned and a card put into a free cell costs what taking it out earns, so no cycle
+    gains anything. ``"win"``: 1 on the winning move.
     An illegal action: reward ``-illegal_penalty`` (default 0).
 
     ## Episode End
