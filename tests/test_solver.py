@@ -303,6 +303,12 @@ def test_json():
     assert d["code"] == "TF1-D3N-AAAAAAD" and d["solution"] == r.solution
 
 
+def test_solutions_are_shortened():
+    r = solve("DS1-D3N-AAAAAAC", max_seconds=20)
+    assert r.solved and len(r.solution) <= r.stats["solution_found"]
+    assert _replays_to_win(Game.from_code(r.code).to_dict(), r.solution)
+
+
 # ---- batch and command line ------------------------------------------------------------------
 
 

@@ -1,31 +1,38 @@
 """The solver's compiled core: a resumable depth-first search over the engine's own kernels.
 
-Nothing here decides a rule. Moves come from ``movegen.legal_actions`` and ``rules.check_parts``,
-are played with ``play.apply`` and taken back with ``play.undo_record``; this module only chooses
-which legal moves to try, in what order, and remembers which positions it has seen.
+Nothing here decides a rule. Moves come from ``movegen.legal_actions`` (and, for the waste cards
+reachable by tapping the stock, from the predicates ``rules.check_parts`` uses:
+``foundation_for`` and ``check_onto_column``), are played with ``play.apply`` after a last
+``rules.check_move`` and taken back with ``play.undo_record``. This module only chooses which
+legal moves to try, in what order, and remembers which positions it has seen.
 
 Search layout (all arrays owned by the Python driver, so that a search can stop after a chunk of
-work, let Python look at the clock, grow an array, and resume exactly where it was)::
+work, let Python look at the clock, grow an array or restart, and resume exactly where it was)::
 
-    recs[0 .. ctl[C_RECS]-1]        undo records of the current path, root first (int64). The low
-                                    11 bits of a record are its action id: the path is the solution
-    frames[f] = (rec_start, mv_start, mv_end, cursor)
-                                    one row per node of the path (f = 0 is the root): the records
-                                    that led from its parent (rec_start .. next frame's rec_start),
-                                    and its untried moves moves[cursor .. mv_end-1]
-    moves[..]                       move stack (int32): action | draws << 11, see below
-    tt1, tt2                        visited set: open addressing, two independent 64-bit keys
-    ctl                             counters (C_* below)
+    recs[0 .. ctl[C_RECS]-1]   undo records of the current path, root first (int64). The low 11
+                               bits of a record are its action id: the path is the solution
+    frames[f, F_*]             one row per node of the path (f = 0 is the root): the records that
+                               led from its parent, its untried moves moves[cursor .. mv_end-1],
+                               Tarjan's index and low link, its stock walk (F_* below)
+    moves[..]                  move stack (int32): action | taps << 11, see "Moves"
+    wkc, wkj                   stock walks: waste card reachable, taps to reach it
+    tt1, tt2, tti              visited set: open addressing, two 64-bit keys, state (see DEAD)
+    ts1, ts2                   Tarjan's stack of keys
+    ctl                        counters and settings (C_* below)
 
-**Moves.** A node's moves are its legal moves with three kinds of provably useless ones left out,
-plus *stock macros*: "tap the stock ``j`` times, then play the waste card" (``j`` = 0 … one full
-cycle of the stock). Taps on the stock commute with every move that does not touch the waste, so
-any solution can be reordered to tap the stock only just before a waste card is played; the macro
-enumerates every waste top reachable that way, and no position is reached by tapping alone.
-Left out: (1) a move into an empty column other than the first empty one (columns are
-interchangeable), (2) moving a whole column into an empty column (the same position), (3) in
-Seahaven Towers, taking a card back from a foundation (the card's foundation move is then legal and
-safe, so the automatic play below puts it straight back: the same position).
+**Moves.** A node's moves are its legal moves with a few provably useless ones left out, plus
+*stock macros*: "tap the stock ``j`` times, then play the waste card" (``j`` = 0 … one full cycle
+of the stock). Taps commute with every move that does not touch the waste, so any solution can be
+reordered to tap only just before a waste card is played; a macro reaches every waste top that
+way, and no position is entered by tapping alone. The waste tops of one cycle (the node's *walk*)
+are found by tapping with the engine and undoing the taps; children that leave the stock and
+waste alone share their parent's walk. Left out: (1) a move into an empty column other than the
+first empty one (columns are interchangeable), (2) moving a whole column into an empty column
+(the same position), (3) in Seahaven Towers, taking a card back from a foundation (its foundation
+move is then legal and safe, so the automatic play below puts it straight back), (4) with draw 1
+and unlimited turn-overs, after a card is played from the waste to a column, any move but one
+onto that card, and after a card (not a King) is played from the waste to its foundation, any
+move but a foundation move of its suit (``_lazy_waste``).
 
 **Safe automatic moves.** After every move, foundation moves that provably cannot turn a winnable
 position into a lost one are played without branching (they are still moves of the solution):
@@ -42,16 +49,27 @@ position into a lost one are played without branching (they are still moves of t
   both piles of the other same-colour suit at ``r−2``, and the card's own suit's other pile
   already past ``r``, i.e. the second copy); any Ace.
 
-**Visited set and exactness.** A position is entered at most once: a child whose key is in the
-table (on the current path, or fully explored) is not expanded again. Because every winnable
-position has a generated child strictly closer to a win, the search finds a win whenever one
-exists, and exhausting the table proves there is none. Keys are canonical: columns as a multiset
-(the rules treat them alike), free cells as a set, a suit's two foundation piles as a pair, the
-stock and waste as one sequence in drawing order with the split point between them reduced to
-its class (draw 1 and unlimited turn-overs: every split reaches every other, so the split is not
+**Visited set and exactness.** A node is entered at most once per run: a child whose key is in
+the table is not expanded again. Every winnable node has a generated child strictly closer to a
+win, so a run that finds no win has explored everything reachable, which proves there is none.
+Keys are canonical: columns as a multiset (the rules treat them alike), free cells as a set, a
+suit's two foundation piles as a pair, the stock and waste as one sequence in drawing order with
+the split point between them reduced to its class (draw 1 and unlimited turn-overs: every split
+reaches every other, and a node's macros play every waste card of its class, so the split is not
 part of the key; draw 3: the splits 0, 3, 6 … and the end form one cycle, the others stand for
 themselves; Vegas: the split itself). Two 64-bit Zobrist keys (128 bits) make a false "seen"
-vanishingly unlikely (below 10^-20 for a billion positions).
+vanishingly unlikely (about 10^-20 for a billion positions).
+
+**Restarts.** Solving times are heavy-tailed: a move order that buries the solution under a huge
+lost subtree is common, another order finds it at once. The driver restarts the search after a
+Luby-sequence number of nodes, with the move scores randomly perturbed. Tarjan's strongly
+connected components make the work of a run outlive it: when a component is closed without a
+win, all its nodes are lost whatever the order, and are marked DEAD for good; the rest of the
+table goes stale. The root marked DEAD is a proof that the deal is lost.
+
+**Checking the reductions.** Each reduction can be switched off (``FL_*``); with all of them off
+(and no restarts) the search is a plain exhaustive search over exact positions and every legal
+move, against which the tests compare the verdicts.
 """
 
 from __future__ import annotations
@@ -117,7 +135,7 @@ ST_BUG = 9  # a move the search was about to play is illegal: a solver bug
 C_DEPTH = 0  # index of the top frame
 C_RECS = 1  # records on the path
 C_MOVES = 2  # move-stack top
-C_NODES = 3  # positions expanded (each once)
+C_NODES = 3  # nodes entered (once per run; again in a later run unless proven lost)
 C_TT = 4  # keys in the visited set
 C_HITS = 5  # children skipped because already seen
 C_MAXDEPTH = 6
@@ -136,8 +154,8 @@ C_SIZE = 16
 # plain exhaustive depth-first search over exact positions and every legal move, which the tests
 # use as the reference for the verdicts.
 FL_NO_AUTO = 1  # no safe automatic foundation moves
-FL_NO_LAZY = 2  # no restricted nodes after waste-to-column and column-to-column moves
-FL_NO_MACRO = 4  # stock taps are ordinary moves (implies FL_NO_LAZY's waste part)
+FL_NO_LAZY = 2  # no restricted nodes after waste moves (draw 1, see _lazy_waste)
+FL_NO_MACRO = 4  # stock taps are ordinary moves (implies FL_NO_LAZY and an exact split)
 FL_EXACT = 8  # keys of exact positions: no column, cell, pile or stock-split symmetry
 FL_NO_PRUNE = 16  # keep moves into any empty column, whole columns to empty ones, take-backs
 
@@ -148,12 +166,13 @@ Z_FOUND = Z_COL + 52 * MAX_HEIGHT * 2  # Double: (suit, low pile, high pile); el
 Z_CELL = Z_FOUND + 4 * 14 * 14  # card in a free cell
 Z_SEQ = Z_CELL + 52  # (card, index in the stock + waste sequence)
 Z_SPLIT = Z_SEQ + 52 * SEQ  # split point class: 0 … 104, SEQ = "any / the recurrent cycle"
-Z_REST = Z_SPLIT + SEQ + 1  # restriction kinds (R_* below), for restricted nodes
-Z_SIZE = Z_REST + 4
+Z_REST = Z_SPLIT + SEQ + 1  # restricted nodes: R_ONTO (+ column), R_FOUND + suit
+Z_SIZE = Z_REST + 8
 
 # Restricted nodes (see ``_lazy_waste``): what the next move must do.
 R_NONE = 0
 R_ONTO = 1  # go onto column rcol (a card just played there from the waste)
+R_FOUND = 2  # put a card of suit rcol on a foundation (a card of it just went there from the waste)
 
 MOVE_BITS = 11  # actions < 2048; a move is action | draws << MOVE_BITS
 MOVE_MASK = (1 << MOVE_BITS) - 1
@@ -237,6 +256,9 @@ def position_key(
             idx = Z_SEQ + card * SEQ + SEQ - 1 - k if exact else Z_CELL + card
             h1 ^= Z[0, idx]
             h2 ^= Z[1, idx]
+    if rkind == R_FOUND:
+        h1 ^= Z[0, Z_REST + 4 + rcol]
+        h2 ^= Z[1, Z_REST + 4 + rcol]
     if cfg[L_STOCK]:
         wl = np.int64(s.waste_len[0])
         sl = np.int64(s.stock_len[0])
@@ -454,11 +476,11 @@ def _score(s, cfg: np.ndarray, kind: int, src: int, dst: int, n: int, j: int) ->
         below = np.int64(s.tab[0, src, rest - 1])
         bottom = np.int64(s.tab[0, src, rest])
         if game == DOUBLE and rest <= s.tab_down[0, src]:
-            sc += 400  # turns a face-down card over
+            sc += 400 + 10 * rest  # turns a face-down card over (deep columns first)
         elif fits_on(cfg, bottom, below) and rest > s.tab_down[0, src]:
             sc -= 250  # splits a built sequence
         else:
-            sc += 250  # uncovers a card that could not move before
+            sc += 250 + 10 * rest  # uncovers a card that could not move before
         if foundation_for(s, 0, cfg, below) >= 0:
             sc += 300
     if s.tab_len[0, dst] == 0:
@@ -533,7 +555,7 @@ def gen_moves(
         kind, src, dst, n = decode(cfg, a)
         if macro and (kind == K_DRAW or kind == K_RECYCLE or kind == K_WT or kind == K_WF):
             continue  # the stock macros below play these
-        if rkind != R_NONE and not _allowed(rkind, rcol, kind, dst):
+        if rkind != R_NONE and not _allowed(s, rkind, rcol, kind, src, dst, -1):
             continue
         if not prune:
             pass
@@ -556,14 +578,16 @@ def gen_moves(
         for w in range(wk_s, wk_e):
             card = np.int64(wkc[w])
             taps = np.int64(wkj[w])
-            if rkind == R_NONE and foundation_for(s, 0, cfg, card) >= 0:
+            if (rkind == R_NONE or _allowed(s, rkind, rcol, K_WF, 0, 0, card)) and foundation_for(
+                s, 0, cfg, card
+            ) >= 0:
                 out[start + k] = wf | (taps << MOVE_BITS)
                 sc[k] = _score(s, cfg, K_WF, 0, 0, 1, taps)
                 k += 1
             for d in range(cols):
                 if prune and s.tab_len[0, d] == 0 and d != first_empty:
                     continue
-                if rkind != R_NONE and not _allowed(rkind, rcol, K_WT, d):
+                if rkind != R_NONE and not _allowed(s, rkind, rcol, K_WT, 0, d, card):
                     continue
                 if check_onto_column(s, 0, cfg, card, d) == 0:
                     out[start + k] = (wt + d) | (taps << MOVE_BITS)
@@ -593,9 +617,14 @@ def gen_moves(
 
 
 @nb.njit(cache=True, inline="always")
-def _allowed(rkind: int, rcol: int, kind: int, dst: int) -> bool:
-    """May a restricted node (``R_*``) try this move? Only a move onto the card just played."""
-    return (kind == K_TT or kind == K_WT or kind == K_FT) and dst == rcol
+def _allowed(s, rkind: int, rcol: int, kind: int, src: int, dst: int, card: int) -> bool:
+    """May a restricted node (``R_*``) try this move? ``card``: the waste card of a macro."""
+    if rkind == R_ONTO:  # only a move onto the card just played
+        return (kind == K_TT or kind == K_WT or kind == K_FT) and dst == rcol
+    # R_FOUND: only a card of that suit to a foundation
+    if kind == K_TF:
+        return s.tab[0, src, s.tab_len[0, src] - 1] // 13 == rcol
+    return kind == K_WF and card // 13 == rcol
 
 
 @nb.njit(cache=True)
@@ -609,7 +638,13 @@ def _lazy_waste(cfg: np.ndarray) -> bool:
     just before the move that covers it, without disturbing the later ones). The node after such
     a move therefore tries only the moves onto that card; it is keyed apart from the same position
     unrestricted. When automatic moves followed, the restriction is dropped (the reordering
-    argument would have to see through them)."""
+    argument would have to see through them).
+
+    The same holds for a card played from the waste to its foundation (but a King): it need go
+    there only just before the next card of its suit follows it (from the stock it could be
+    taken straight to a column as well as from the foundation). The node after it tries only
+    foundation moves of that suit (of any rank: in Double Solitaire the other pile may take one
+    without it, so this keeps a superset of what the reordering needs)."""
     return cfg[L_STOCK] != 0 and cfg[G_DRAW] == 1 and cfg[G_VEGAS] == 0
 
 
@@ -808,9 +843,10 @@ def search(
         if check_move(s, 0, cfg, a) != 0:
             status = ST_BUG
             break
+        kind, src, dst, _n = decode(cfg, a)
+        played = np.int64(s.waste[0, s.waste_len[0] - 1]) if kind == K_WF else -1
         recs[top] = apply(s, 0, cfg, a)
         top += 1
-        kind, src, dst, _n = decode(cfg, a)
         before_auto = top
         top = autoplay(s, cfg, recs, top, flags)
         if is_won(s, 0, cfg):
@@ -818,9 +854,13 @@ def search(
             break
         rkind = R_NONE
         rcol = -1
-        if kind == K_WT and lazy_waste and top == before_auto:
-            rkind = R_ONTO  # (after automatic moves, no restriction: see _lazy_waste)
-            rcol = dst
+        if lazy_waste and top == before_auto:  # (after automatic moves: no restriction)
+            if kind == K_WT:
+                rkind = R_ONTO
+                rcol = dst
+            elif kind == K_WF and played % 13 != 12:
+                rkind = R_FOUND
+                rcol = played // 13
         h1, h2 = position_key(s, cfg, Z, rkind, rcol, flags)
         code, val = tt_enter(tt1, tt2, tti, h1, h2, (run << IDX_BITS) | index)
         if code != TT_NEW:
@@ -872,3 +912,75 @@ def search(
     ctl[C_DEAD] = dead
     ctl[C_WALK] = wtop
     return status
+
+
+# ---- shortening a solution ---------------------------------------------------------------------
+
+
+@nb.njit(cache=True)
+def _map_put(mk1, mk2, mv, h1, h2, v) -> None:
+    m = mk1.shape[0] - 1
+    i = np.int64(h1 & np.uint64(m))
+    while mk1[i] != 0 and not (mk1[i] == h1 and mk2[i] == h2):
+        i = (i + 1) & m
+    mk1[i] = h1
+    mk2[i] = h2
+    mv[i] = v
+
+
+@nb.njit(cache=True)
+def _map_get(mk1, mk2, mv, h1, h2) -> int:
+    m = mk1.shape[0] - 1
+    i = np.int64(h1 & np.uint64(m))
+    while mk1[i] != 0:
+        if mk1[i] == h1 and mk2[i] == h2:
+            return mv[i]
+        i = (i + 1) & m
+    return -1
+
+
+@nb.njit(cache=True)
+def shorten(s, cfg: np.ndarray, Z: np.ndarray, path: np.ndarray, acts: np.ndarray, out: np.ndarray):
+    """Shorten the solution ``path`` (action ids) from row 0's position: wherever one legal move
+    reaches a position that the solution reaches later (exact positions), take it and skip the
+    detour. Writes the new solution to ``out`` and returns its length; row 0 ends won. The
+    result is replayed and checked by the caller like any solution."""
+    n = path.shape[0]
+    size = 1
+    while size < 2 * (n + 1):
+        size *= 2
+    mk1 = np.zeros(size, np.uint64)
+    mk2 = np.zeros(size, np.uint64)
+    mv = np.zeros(size, np.int64)
+    recs = np.zeros(n + 1, np.int64)
+    h1, h2 = position_key(s, cfg, Z, R_NONE, -1, FL_EXACT)
+    _map_put(mk1, mk2, mv, h1, h2, 0)
+    for i in range(n):
+        recs[i] = apply(s, 0, cfg, path[i])
+        h1, h2 = position_key(s, cfg, Z, R_NONE, -1, FL_EXACT)
+        _map_put(mk1, mk2, mv, h1, h2, i + 1)  # the last visit wins: loops are cut
+    for i in range(n - 1, -1, -1):
+        undo_record(s, 0, cfg, recs[i])
+    i = 0
+    k = 0
+    while i < n:
+        h1, h2 = position_key(s, cfg, Z, R_NONE, -1, FL_EXACT)
+        i = max(i, _map_get(mk1, mk2, mv, h1, h2))
+        if i >= n:
+            break
+        best = path[i]
+        best_j = i + 1
+        n_legal = legal_actions(s, 0, cfg, acts)
+        for q in range(n_legal):
+            rec = apply(s, 0, cfg, acts[q])
+            g1, g2 = position_key(s, cfg, Z, R_NONE, -1, FL_EXACT)
+            j = _map_get(mk1, mk2, mv, g1, g2)
+            undo_record(s, 0, cfg, rec)
+            if j > best_j:
+                best_j = j
+                best = acts[q]
+        apply(s, 0, cfg, best)
+        out[k] = best
+        k += 1
+        i = best_j
+    return k

@@ -16,7 +16,8 @@ from typing import Any
 import numpy as np
 
 from solitaire_gym.engine.actions import action_to_move
-from solitaire_gym.engine.state import allocate
+from solitaire_gym.engine.play import undo_record
+from solitaire_gym.engine.state import allocate, copy_state
 from solitaire_gym.engine.variants import SEAHAVEN
 from solitaire_gym.errors import SolitaireError
 from solitaire_gym.game import Game
@@ -34,8 +35,8 @@ DEFAULT_SECONDS = 10.0
 DEFAULT_TABLE_MB = 1024
 _CHUNK_WORK = 4096  # search steps between looks at the clock (a few ms)
 _TT_START = 1 << 16
-_RESTART_UNIT = 1024  # nodes per unit of the Luby sequence
-_JITTER = 300  # random tie-break added to move scores after the first run
+_RESTART_UNIT = 4096  # nodes per unit of the Luby sequence
+_JITTER = 1000  # random noise added to move scores after the first run (they span about 1500)
 
 
 class SolverBug(AssertionError):
@@ -51,7 +52,9 @@ class SolveResult:
     ``reason`` ran out first). ``thoughtful`` is True for Solitaire Réfléchi and Double
     Solitaire, where the solver sees the hidden cards (see ``THOUGHTFUL_NOTE``); Seahaven Towers
     hides nothing and its verdict is exact. ``position`` is the starting position when it was not
-    the deal of ``code`` itself (a game already under way), else None."""
+    the deal of ``code`` itself (a game already under way), else None. ``nodes``: positions
+    expanded (a position expanded again after a restart counts again); ``seconds``: the search,
+    without loading the kernels and without the replay check; ``stats``: more counters."""
 
     code: str
     verdict: str
@@ -244,6 +247,7 @@ def _run(
     table_mb: float,
     flags: int = 0,
     restarts_on: bool = True,
+    shorten: bool = True,
 ) -> tuple[str, str | None, list[int], dict[str, int], float]:
     """The search proper: (verdict, reason, action ids of the solution, stats, seconds).
 
@@ -268,14 +272,14 @@ def _run(
         status = K.search(*S.args(), limit, _CHUNK_WORK)
         if status in (K.ST_WON, K.ST_EXHAUSTED):
             break
-        if status != K.ST_BUDGET and not S.grow(status):
-            reason = "memory"
-            break
         if ctl[K.C_NODES] >= node_cap:
             reason = "nodes"
             break
         if deadline is not None and time.perf_counter() >= deadline:
             reason = "seconds"
+            break
+        if status != K.ST_BUDGET and not S.grow(status):
+            reason = "memory"
             break
         if restarts_on and status == K.ST_BUDGET and ctl[K.C_NODES] >= run_start + run_len:
             restarts += 1
@@ -293,8 +297,15 @@ def _run(
         "table_size": int(S.tt[0].shape[0]),
     }
     if status == K.ST_WON:
-        path = [int(r) & K.MOVE_MASK for r in S.recs[: ctl[K.C_RECS]]]
-        return "solvable", None, path, stats, seconds
+        path = (S.recs[: ctl[K.C_RECS]] & K.MOVE_MASK).astype(np.int64)
+        if shorten and len(path):
+            t = copy_state(S.s)
+            for r in S.recs[ctl[K.C_RECS] - 1 :: -1]:
+                undo_record(t, 0, S.cfg, r)  # back to the start
+            out = np.zeros(len(path), np.int64)
+            path = out[: K.shorten(t, S.cfg, S.Z, path, S.acts, out)]
+        stats["solution_found"] = int(ctl[K.C_RECS])
+        return "solvable", None, [int(a) for a in path], stats, seconds
     if status == K.ST_EXHAUSTED:
         return "unsolvable", None, [], stats, seconds
     return "unknown", reason, [], stats, seconds
