@@ -12,6 +12,7 @@ from gymnasium.utils.env_checker import check_env
 import solitaire_gym
 from solitaire_gym import Game, GameCodeError, IllegalMoveError
 from solitaire_gym.envs import ENV_IDS, EVAL_SPLIT_END, SolitaireVectorEnv
+from solitaire_gym.envs.sampling import random_legal_actions
 from solitaire_gym.envs.wrappers import RLlibMaskWrapper
 
 DS, TF, SH = ENV_IDS
@@ -364,3 +365,58 @@ def test_free_cell_cycle_gains_nothing_under_fair(mode, per_cycle):
         cell = env.to_dict()["cells"].index("6D") + 1
         total += env.step(env.move_to_action(f"c{cell}>t7"))[1]
     assert total == 4 * per_cycle
+
+
+@pytest.mark.parametrize(
+    "env_id,kwargs", [(DS, {"draw": 3}), (TF, {"draw": 1}), (SH, {"cells": 4})], ids=str
+)
+def test_parallel_step_equals_serial_step(env_id, kwargs, monkeypatch):
+    """Batches of PARALLEL_MIN games or more are stepped by the prange kernels, each chunk of rows
+    through its own state view; they must give exactly what the one-thread kernels give."""
+    from solitaire_gym.envs import core
+
+    n = 3 * 32 + 5  # several chunks, the last one short
+    assert n >= core.PARALLEL_MIN
+    par = gym.make_vec(env_id, num_envs=n, max_episode_steps=60, **kwargs)
+    monkeypatch.setattr(core, "PARALLEL_MIN", 10**9)
+    ser = gym.make_vec(env_id, num_envs=n, max_episode_steps=60, **kwargs)
+    (op, ip), (os_, is_) = par.reset(seed=5), ser.reset(seed=5)
+    rng = np.random.default_rng(5)
+    for _ in range(150):
+        np.testing.assert_array_equal(op, os_)
+        np.testing.assert_array_equal(ip["action_mask"], is_["action_mask"])
+        assert list(ip["code"]) == list(is_["code"])
+        acts = random_legal_actions(ip["action_mask"], rng)
+        op, rp, tp, trp, ip = par.step(acts)
+        os_, rs, ts, trs, is_ = ser.step(acts)
+        np.testing.assert_array_equal(rp, rs)
+        np.testing.assert_array_equal(tp, ts)
+        np.testing.assert_array_equal(trp, trs)
+
+
+def test_vector_env_copy_false_returns_its_buffers():
+    """copy=False hands out the env's own buffers (overwritten by the next step); the values are
+    those of the default copy=True."""
+    a = gym.make_vec(TF, num_envs=4, copy=False)
+    b = gym.make_vec(TF, num_envs=4)
+    (oa, ia), (ob, _) = a.reset(seed=3), b.reset(seed=3)
+    np.testing.assert_array_equal(oa, ob)
+    acts = random_legal_actions(ia["action_mask"], np.random.default_rng(0))
+    oa2, ra, *_, ia2 = a.step(acts)
+    ob2, rb, *_, ib2 = b.step(acts)
+    assert np.shares_memory(oa, oa2) and not np.shares_memory(ob, ob2)
+    np.testing.assert_array_equal(oa2, ob2)
+    np.testing.assert_array_equal(ra, rb)
+    np.testing.assert_array_equal(ia2["action_mask"], ib2["action_mask"])
+
+
+def test_codes_of_many_deals_match_one_by_one():
+    from solitaire_gym.engine.variants import MAX_DEAL, parse_code
+
+    variant = parse_code("DS1-D3V-AAAAAAA")[0]
+    deals = np.array([0, 1, 31, 32, 123456789, MAX_DEAL])
+    assert list(variant.codes(deals)) == [variant.code(int(d)) for d in deals]
+    with pytest.raises(GameCodeError, match="outside"):
+        variant.codes(np.array([MAX_DEAL + 1]))
+    with pytest.raises(GameCodeError, match="integers"):
+        variant.codes(np.array([1.5]))

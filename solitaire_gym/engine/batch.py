@@ -1,5 +1,5 @@
-"""Compiled loops over many games at once (``prange``: all cores), and :class:`Batch`, their
-Python face. The vector env and the benchmarks use these; every rule still lives in the per-game
+"""Compiled loops over many games at once (``prange``: all cores, each chunk of rows through its
+own ``state.thread_view``), and :class:`Batch`, their Python face. The vector env and the benchmarks use these; every rule still lives in the per-game
 kernels they call.
 """
 
@@ -12,15 +12,27 @@ from solitaire_gym.engine.movegen import legal_mask
 from solitaire_gym.engine.play import play, undo
 from solitaire_gym.engine.rules import check_move, is_won
 from solitaire_gym.engine.shuffle import deal_into
-from solitaire_gym.engine.state import State, allocate, nbytes_per_game
+from solitaire_gym.engine.state import (
+    State,
+    allocate,
+    chunk_rows,
+    n_chunks,
+    nbytes_per_game,
+    thread_view,
+)
 from solitaire_gym.engine.variants import L_N, MAX_DEAL, Variant
 
 
 @nb.njit(cache=True, parallel=True)
 def deal_rows(s, cfg: np.ndarray, rows: np.ndarray, deals: np.ndarray) -> None:
     """Deal ``deals[i]`` into row ``rows[i]``."""
-    for i in nb.prange(rows.shape[0]):
-        deal_into(s, rows[i], cfg, np.uint64(deals[i]))
+    n = rows.shape[0]
+    chunks = n_chunks(n)
+    for t in nb.prange(chunks):
+        v = thread_view(s)
+        lo, hi = chunk_rows(n, chunks, t)
+        for i in range(lo, hi):
+            deal_into(v, rows[i], cfg, np.uint64(deals[i]))
 
 
 @nb.njit(cache=True, parallel=True)
@@ -28,29 +40,44 @@ def step_rows(s, cfg: np.ndarray, act: np.ndarray, reasons: np.ndarray) -> None:
     """Play ``act[b]`` in every row ``b`` where it is legal; ``reasons[b]`` gets
     ``rules.check_move``'s answer (0 = played). A row whose action is negative is left alone and
     gets reason -1."""
-    for b in nb.prange(act.shape[0]):
-        a = act[b]
-        if a < 0:
-            reasons[b] = -1
-            continue
-        r = check_move(s, b, cfg, a)
-        reasons[b] = r
-        if r == 0:
-            play(s, b, cfg, a)
+    n = act.shape[0]
+    chunks = n_chunks(n)
+    for t in nb.prange(chunks):
+        v = thread_view(s)
+        lo, hi = chunk_rows(n, chunks, t)
+        for b in range(lo, hi):
+            a = act[b]
+            if a < 0:
+                reasons[b] = -1
+                continue
+            r = check_move(v, b, cfg, a)
+            reasons[b] = r
+            if r == 0:
+                play(v, b, cfg, a)
 
 
 @nb.njit(cache=True, parallel=True)
 def mask_rows(s, cfg: np.ndarray, masks: np.ndarray, counts: np.ndarray, won: np.ndarray) -> None:
     """Legal-action masks of every row (``masks`` is ``(B, n_actions)``), legal counts, won flags."""
-    for b in nb.prange(masks.shape[0]):
-        counts[b] = legal_mask(s, b, cfg, masks[b])
-        won[b] = is_won(s, b, cfg)
+    n = masks.shape[0]
+    chunks = n_chunks(n)
+    for t in nb.prange(chunks):
+        v = thread_view(s)
+        lo, hi = chunk_rows(n, chunks, t)
+        for b in range(lo, hi):
+            counts[b] = legal_mask(v, b, cfg, masks[b])
+            won[b] = is_won(v, b, cfg)
 
 
 @nb.njit(cache=True, parallel=True)
 def undo_rows(s, cfg: np.ndarray, rows: np.ndarray, done: np.ndarray) -> None:
-    for i in nb.prange(rows.shape[0]):
-        done[i] = undo(s, rows[i], cfg)
+    n = rows.shape[0]
+    chunks = n_chunks(n)
+    for t in nb.prange(chunks):
+        v = thread_view(s)
+        lo, hi = chunk_rows(n, chunks, t)
+        for i in range(lo, hi):
+            done[i] = undo(v, rows[i], cfg)
 
 
 class Batch:

@@ -114,6 +114,50 @@ def _arrays(s):
     )
 
 
+@nb.njit(cache=True)
+def thread_view(s):
+    """A new :class:`State` object over the same arrays, for one chunk of a parallel loop.
+
+    Every kernel call that passes a state touches its reference count, an atomic operation on
+    one shared word; two threads doing that millions of times a second fight over its cache line
+    and the loop runs no faster on two cores than on one (measured: move generation over 4096
+    games, 1.22 µs per game on two threads against 1.25 on one). Each chunk of a ``prange`` loop
+    works through its own view instead (:func:`chunk_rows`)."""
+    return State(
+        s.tab,
+        s.tab_len,
+        s.tab_down,
+        s.stock,
+        s.stock_len,
+        s.waste,
+        s.waste_len,
+        s.found,
+        s.cells,
+        s.score,
+        s.moves,
+        s.hist,
+        s.hist_len,
+        s.hist_top,
+        s.tab_unknown,
+        s.stock_unknown,
+    )
+
+
+CHUNK_ROWS = 32  # rows per chunk of a parallel loop: one view each, enough chunks to balance
+
+
+@nb.njit(cache=True, inline="always")
+def n_chunks(n: int) -> int:
+    """How many chunks a parallel loop over ``n`` rows is cut into."""
+    return max(1, (n + CHUNK_ROWS - 1) // CHUNK_ROWS)
+
+
+@nb.njit(cache=True, inline="always")
+def chunk_rows(n: int, chunks: int, t: int) -> tuple[int, int]:
+    """Rows ``lo … hi-1`` of chunk ``t`` of ``chunks`` over ``n`` rows."""
+    return t * n // chunks, (t + 1) * n // chunks
+
+
 def allocate(batch: int, n_cards: int, undo_depth: int = 0) -> State:
     """Empty state for ``batch`` games with ``n_cards`` cards each (fill it with a deal)."""
     if batch < 1:

@@ -46,6 +46,7 @@ UNDO_DEPTH = {DOUBLE: 200, REFLECHI: 100, SEAHAVEN: 100}  # the apps' undo depth
 
 BASE32 = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"
 DEAL_DIGITS = 7
+_BASE32_BYTES = np.frombuffer(BASE32.encode(), np.uint8)
 MAX_DEAL = 32**DEAL_DIGITS - 1  # 2^35 - 1
 
 # ---- cfg slots -------------------------------------------------------------------------------
@@ -149,6 +150,24 @@ class Variant:
 
     def code(self, deal: int) -> str:
         return f"{self.tag}-{format_deal(deal)}"
+
+    def codes(self, deals: np.ndarray) -> np.ndarray:
+        """:meth:`code` of many deal numbers at once: a 1-D object array of str (the vector env
+        names every new game; a Python call per game would cost more than its first step)."""
+        d = np.asarray(deals)
+        if d.ndim != 1 or (d.size and not np.issubdtype(d.dtype, np.integer)):
+            raise GameCodeError(f"deal numbers must be a 1-D array of integers, not {d!r:.60}")
+        d = d.astype(np.int64)
+        if d.size and (d.min() < 0 or d.max() > MAX_DEAL):
+            bad = int(d[(d < 0) | (d > MAX_DEAL)][0])
+            raise GameCodeError(f"deal number {bad} is outside 0 … {MAX_DEAL}")
+        head = np.frombuffer(f"{self.tag}-".encode(), np.uint8)
+        shifts = 5 * np.arange(DEAL_DIGITS - 1, -1, -1, dtype=np.int64)
+        digits = _BASE32_BYTES[(d[:, None] >> shifts) & 31]
+        chars = np.concatenate([np.broadcast_to(head, (d.size, head.size)), digits], axis=1)
+        width = chars.shape[1]
+        text = np.ascontiguousarray(chars).view(f"S{width}").ravel()
+        return text.astype(f"U{width}").astype(object)
 
     @property
     def cfg(self) -> np.ndarray:

@@ -155,8 +155,7 @@ class EnvCore:
         deals = np.asarray(deals, np.int64)
         if deals.shape != rows.shape:
             raise ValueError(f"{deals.size} deal numbers for {rows.size} games")
-        for r, d in zip(rows.tolist(), deals.tolist(), strict=True):
-            self.codes[r] = self.variant.code(d)  # validates the number
+        self.codes[rows] = self.variant.codes(deals)  # validates the numbers
         self.deals[rows] = deals
         self.refresh(rows, deals)
 
@@ -207,8 +206,7 @@ class EnvCore:
         """Play ``act[b]`` in every row (``kernels.ROW_REFRESH``: leave the row as it is); the
         rows in ``redeal`` get the new deal numbers ``deals`` instead of an action."""
         if redeal is not None and redeal.size:
-            for r, d in zip(redeal.tolist(), np.asarray(deals).tolist(), strict=True):
-                self.codes[r] = self.variant.code(d)  # validates the number
+            self.codes[redeal] = self.variant.codes(deals)  # validates the numbers
             act[redeal] = kernels.ROW_DEAL
             self._new_deals[redeal] = deals
             self.deals[redeal] = deals

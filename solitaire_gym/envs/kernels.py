@@ -22,6 +22,7 @@ from solitaire_gym.engine.play import play, undo
 from solitaire_gym.engine.rules import R_BAD_ACTION, check_move, is_won
 from solitaire_gym.engine.scoring import score_delta
 from solitaire_gym.engine.shuffle import deal_into
+from solitaire_gym.engine.state import chunk_rows, n_chunks, thread_view
 from solitaire_gym.engine.taps import WHERE_CELL, WHERE_WASTE, double_tap
 from solitaire_gym.engine.variants import G_COLS, L_CELLS, L_DRAW, L_N, L_STOCK
 from solitaire_gym.envs.observation import observe
@@ -158,11 +159,16 @@ def step_rows(
     Arrays: ``act``, ``deals`` (B,) int64; ``rewards`` (B,) float32; ``reasons``, ``engine_act``
     (B,) int64; ``masks`` (B, n_actions) int8; ``counts`` (B,) int32; ``won`` (B,) bool;
     ``obs`` (B, obs_size) float32."""
-    for b in nb.prange(act.shape[0]):
-        _step_one(
-            s, b, cfg, mode, n_base, undo_on, reward_mode, penalty, act, deals,
-            rewards, reasons, engine_act, masks, counts, won, obs,
-        )  # fmt: skip
+    n = act.shape[0]
+    chunks = n_chunks(n)
+    for t in nb.prange(chunks):
+        v = thread_view(s)  # one state object per chunk: no shared reference count
+        lo, hi = chunk_rows(n, chunks, t)
+        for b in range(lo, hi):
+            _step_one(
+                v, b, cfg, mode, n_base, undo_on, reward_mode, penalty, act, deals,
+                rewards, reasons, engine_act, masks, counts, won, obs,
+            )  # fmt: skip
 
 
 @nb.njit(cache=True)
@@ -204,8 +210,13 @@ def refresh_rows(
 ) -> None:
     """Deal ``deals[i]`` into row ``rows[i]`` (when ``deals`` is not empty) and recompute the
     mask, legal count, won flag and observation of those rows."""
-    for i in nb.prange(rows.shape[0]):
-        _refresh_one(s, cfg, mode, n_base, undo_on, rows, deals, masks, counts, won, obs, i)
+    n = rows.shape[0]
+    chunks = n_chunks(n)
+    for t in nb.prange(chunks):
+        v = thread_view(s)
+        lo, hi = chunk_rows(n, chunks, t)
+        for i in range(lo, hi):
+            _refresh_one(v, cfg, mode, n_base, undo_on, rows, deals, masks, counts, won, obs, i)
 
 
 @nb.njit(cache=True)

@@ -24,6 +24,12 @@ class SolitaireVectorEnv(VectorEnv):
     each with its ``_key`` presence mask. :meth:`action_masks` returns the ``(n, N)`` masks.
     ``reset(options=...)`` takes ``{"code": [...]}`` or ``{"deal": [...]}`` (one per game) and
     ``"reset_mask"`` (which games to reset).
+
+    ``copy`` (default True), as in Gymnasium's own vector envs: observations, rewards and masks
+    are returned as fresh arrays. With ``copy=False`` they are the env's own buffers, overwritten
+    by the next ``step``/``reset``: faster with many games (a Double Solitaire observation is
+    8.5 kB, so 4096 games copy 35 MB per step), for a caller that consumes or copies them before
+    stepping again (a rollout buffer does).
     """
 
     metadata: ClassVar[dict[str, Any]] = {
@@ -38,6 +44,7 @@ class SolitaireVectorEnv(VectorEnv):
         *,
         max_episode_steps: int | None = None,
         render_mode: str | None = None,
+        copy: bool = True,
         **kwargs: Any,
     ) -> None:
         if not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
@@ -56,6 +63,7 @@ class SolitaireVectorEnv(VectorEnv):
             )
         self.max_episode_steps = int(max_episode_steps)
         self.render_mode = render_mode
+        self.copy = bool(copy)
         self._core = EnvCore(self.options, self.num_envs)
         self.single_observation_space = self._core.observation_space()
         self.single_action_space = self._core.action_space()
@@ -85,7 +93,7 @@ class SolitaireVectorEnv(VectorEnv):
         self._steps[rows] = 0
         self._needs_reset[rows] = False
         self._started = True
-        return self._core.obs.copy(), self._info(None)
+        return self._out(self._core.obs), self._info(None)
 
     def step(self, actions):
         if not self._started:
@@ -114,12 +122,15 @@ class SolitaireVectorEnv(VectorEnv):
         self._needs_reset = terminated | truncated
         info = self._info(stuck)
         return (
-            self._core.obs.copy(),
-            self._core.rewards.copy(),
+            self._out(self._core.obs),
+            self._out(self._core.rewards),
             terminated,
             truncated,
             info,
         )
+
+    def _out(self, buffer: np.ndarray) -> np.ndarray:
+        return buffer.copy() if self.copy else buffer
 
     def _info(self, stuck) -> dict[str, Any]:
         core = self._core
@@ -131,7 +142,7 @@ class SolitaireVectorEnv(VectorEnv):
         for r in np.flatnonzero(illegal).tolist():
             texts[r] = core.refusal(r)
         info = {
-            "action_mask": core.masks.copy(),
+            "action_mask": self._out(core.masks),
             "code": core.codes.copy(),
             "deal": core.deals.copy(),
             "score": s.score.astype(np.int64),
