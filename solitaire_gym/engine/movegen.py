@@ -82,12 +82,42 @@ def _enumerate(s, b: int, cfg: np.ndarray, out: np.ndarray, as_mask: bool) -> in
         for i in range(2):
             if _check(s, b, cfg, K_DRAW if i == 0 else K_RECYCLE, 0, 0, 1):
                 k = _emit(out, k, cfg[L_DRAW] + i, as_mask)
+    # Column to column. First the cards some column top would take (bit c: card id c fits on a
+    # top), so that a source column none of whose movable cards is wanted costs no pair loop.
+    tab = s.tab
+    tab_len = s.tab_len
+    wanted = np.uint64(0)
+    empty_col = False
+    for dst in range(cols):
+        hd = tab_len[b, dst]
+        if hd == 0:
+            empty_col = True
+            continue
+        target = tab[b, dst, hd - 1]
+        r = rank_of(target)
+        if r > 0:
+            for suit in range(4):
+                if fits_on(cfg, suit * 13 + r - 1, target):
+                    wanted |= np.uint64(1) << np.uint64(suit * 13 + r - 1)
     for src in range(cols):
-        h = s.tab_len[b, src]
+        h = tab_len[b, src]
         if h == 0:
             continue
-        movable = min(h - s.tab_down[b, src], in_sequence_len(s, b, cfg, src), MAX_RUN)
-        top_rank = rank_of(s.tab[b, src, h - 1])
+        movable = min(h - s.tab_down[b, src], MAX_RUN)  # face up; in sequence: asked below
+        n = 1
+        hit = False
+        while n <= movable:  # the run in sequence from the top, as far as a wanted card
+            card = tab[b, src, h - n]
+            if n > 1 and not fits_on(cfg, tab[b, src, h - n + 1], card):
+                break
+            if (wanted >> np.uint64(card)) & np.uint64(1) or (empty_col and rank_of(card) == KING):
+                hit = True
+                break
+            n += 1
+        if not hit:
+            continue
+        in_seq = -1  # in_sequence_len, computed the first time a run of 2+ needs it
+        top_rank = rank_of(tab[b, src, h - 1])
         for dst in range(cols):
             if dst == src:
                 continue
@@ -100,6 +130,11 @@ def _enumerate(s, b: int, cfg: np.ndarray, out: np.ndarray, as_mask: bool) -> in
                 target = s.tab[b, dst, hd - 1]
                 n = rank_of(target) - top_rank
                 if n < 1 or n > movable or not fits_on(cfg, s.tab[b, src, h - n], target):
+                    continue
+            if n > 1:
+                if in_seq < 0:
+                    in_seq = in_sequence_len(s, b, cfg, src)
+                if n > in_seq:
                     continue
             if _check(s, b, cfg, K_TT, src, dst, n):
                 k = _emit(out, k, enc_tt(cfg, src, dst, n), as_mask)
