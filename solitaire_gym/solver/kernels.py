@@ -148,7 +148,8 @@ C_ROOTRECS = 12  # records of the root's automatic moves (kept over restarts)
 C_DEAD = 13  # positions proven lost
 C_FLAGS = 14  # FL_* below: reductions switched off (for tests and measurements)
 C_WALK = 15  # stock-walk stack top
-C_SIZE = 16
+C_DEADEND = 16  # new positions that dead_end() proved lost (not expanded)
+C_SIZE = 17
 
 # Reductions can be switched off one by one (ctl[C_FLAGS]); with all of them off the search is a
 # plain exhaustive depth-first search over exact positions and every legal move, which the tests
@@ -158,6 +159,7 @@ FL_NO_LAZY = 2  # no restricted nodes after waste moves (draw 1, see _lazy_waste
 FL_NO_MACRO = 4  # stock taps are ordinary moves (implies FL_NO_LAZY and an exact split)
 FL_EXACT = 8  # keys of exact positions: no column, cell, pile or stock-split symmetry
 FL_NO_PRUNE = 16  # keep moves into any empty column, whole columns to empty ones, take-backs
+FL_NO_DEADEND = 32  # expand positions that dead_end() proves lost
 
 # ---- Zobrist table layout (two rows, one per key) ----------------------------------------------
 SEQ = 105  # positions in the stock + waste sequence (104 cards) + 1
@@ -437,6 +439,57 @@ def autoplay(s, cfg: np.ndarray, recs: np.ndarray, top: int, flags: int) -> int:
     return top
 
 
+# ---- dead ends -------------------------------------------------------------------------------
+
+
+@nb.njit(cache=True)
+def dead_end(s, cfg: np.ndarray) -> bool:
+    """Solitaire Réfléchi: is row 0 provably lost because a column can never be taken apart?
+
+    Column ``c`` holds, at height ``i``, a card ``X`` with a lower card ``Z`` of its own suit
+    somewhere under it; ``c[L .. i]`` is the ordered group that ends at ``X`` (``c[L-1]`` does not
+    take ``c[L]``). Whatever happens above ``X``, the cards ``c[0 .. i]`` stay where they are
+    until a move takes some ``c[q]``, ``L <= q <= i``, off with everything on it (a group that
+    starts lower is not ordered). That card cannot go to its foundation (only ``X`` could, as the
+    top card, and ``Z`` is still under it, so ``X``'s foundation lacks ``Z``), nor onto a card of
+    another column if every card it fits on (``fits_on``) is itself in ``c[0 .. i]``, nor into an
+    empty column if it is not a King; Réfléchi has no free cells. When that holds for every
+    ``q`` in ``L .. i``, ``Z`` never reaches its foundation and no play wins. (Only a
+    conclusion about the position: no move is left out of a position that can still be won.)"""
+    if cfg[G_GAME] != REFLECHI:
+        return False
+    for c in range(cfg[G_COLS]):
+        n = np.int64(s.tab_len[0, c])
+        below = np.int64(0)  # bit set of the cards under height i
+        lo = 0
+        for i in range(n):
+            x = np.int64(s.tab[0, c, i])
+            if i > 0 and not fits_on(cfg, x, np.int64(s.tab[0, c, i - 1])):
+                lo = i
+            upto = below | (np.int64(1) << x)
+            r = x % 13
+            su = x // 13
+            if r > 0 and (below >> (su * 13)) & ((np.int64(1) << r) - 1) != 0:
+                stuck = True
+                for q in range(lo, i + 1):
+                    b = np.int64(s.tab[0, c, q])
+                    rb = b % 13
+                    if rb == 12:  # a King may go to an empty column
+                        stuck = False
+                        break
+                    for t_su in range(4):
+                        t = t_su * 13 + rb + 1
+                        if fits_on(cfg, b, t) and (upto >> t) & 1 == 0:
+                            stuck = False
+                            break
+                    if not stuck:
+                        break
+                if stuck:
+                    return True
+            below = upto
+    return False
+
+
 # ---- move generation and ordering --------------------------------------------------------------
 
 
@@ -556,6 +609,8 @@ def gen_moves(
         if macro and (kind == K_DRAW or kind == K_RECYCLE or kind == K_WT or kind == K_WF):
             continue  # the stock macros below play these
         if rkind != R_NONE and not _allowed(s, rkind, rcol, kind, src, dst, -1):
+            continue
+        if (flags & 64) and kind == K_FT:
             continue
         if not prune:
             pass
@@ -678,6 +733,11 @@ def _enter_root(
     if code == TT_DEAD:
         return ST_EXHAUSTED
     ctl[C_TT] += fresh
+    if not (ctl[C_FLAGS] & FL_NO_DEADEND) and dead_end(s, cfg):
+        tt_kill(tt1, tt2, tti, h1, h2)
+        ctl[C_DEAD] += 1
+        ctl[C_DEADEND] += 1
+        return ST_EXHAUSTED
     ts1[0] = h1
     ts2[0] = h2
     ctl[C_TSTACK] = 1
@@ -784,6 +844,8 @@ def search(
     flags = ctl[C_FLAGS]
     lazy_waste = _lazy_waste(cfg) and not (flags & (FL_NO_LAZY | FL_NO_MACRO))
     macro = cfg[L_STOCK] != 0 and not (flags & FL_NO_MACRO)
+    deadends_on = cfg[G_GAME] == REFLECHI and not (flags & FL_NO_DEADEND)
+    n_deadend = ctl[C_DEADEND]
     while True:
         if nodes >= node_limit or work >= work_limit:
             status = ST_BUDGET
@@ -872,6 +934,14 @@ def search(
             top = r_start
             continue
         ttn += val
+        if deadends_on and dead_end(s, cfg):  # proven lost: not expanded, remembered as such
+            tt_kill(tt1, tt2, tti, h1, h2)
+            dead += 1
+            n_deadend += 1
+            for r in range(top - 1, r_start - 1, -1):
+                undo_record(s, 0, cfg, recs[r])
+            top = r_start
+            continue
         ts1[tsp] = h1
         ts2[tsp] = h2
         nodes += 1
@@ -911,6 +981,7 @@ def search(
     ctl[C_TSTACK] = tsp
     ctl[C_DEAD] = dead
     ctl[C_WALK] = wtop
+    ctl[C_DEADEND] = n_deadend
     return status
 
 

@@ -292,6 +292,7 @@ def _run(
         "nodes": int(ctl[K.C_NODES]),
         "seen_again": int(ctl[K.C_HITS]),
         "proven_lost": int(ctl[K.C_DEAD]),
+        "dead_ends": int(ctl[K.C_DEADEND]),
         "max_depth": int(ctl[K.C_MAXDEPTH]),
         "restarts": restarts,
         "table_size": int(S.tt[0].shape[0]),
