@@ -35,3 +35,12 @@ def test_maskable_ppo_trains_out_of_the_box(tmp_path):
     obs = env.reset()
     actions, _ = model.predict(obs, action_masks=get_action_masks(env), deterministic=True)
     assert get_action_masks(env)[np.arange(16), actions].all()
+
+
+def test_adapter_builds_without_warnings():
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # e.g. SB3's "render_mode attribute is not defined"
+        env = SB3VecEnv("solitaire_reflechi", num_envs=3, draw=3)
+    assert env.render_mode is None and env.num_envs == 3

@@ -46,11 +46,11 @@ class SB3VecEnv(VecEnv):
         if max_episode_steps < 1:
             raise ValueError(f"max_episode_steps must be positive, not {max_episode_steps}")
         self.max_episode_steps = int(max_episode_steps)
+        self.render_mode = None  # read by VecEnv.__init__ through get_attr (no rendering here)
+        self._all = np.arange(int(num_envs), dtype=np.int64)
         super().__init__(int(num_envs), self._core.observation_space(), self._core.action_space())
-        self.render_mode = None
         self._rng = np.random.default_rng(seed)
         self._steps = np.zeros(self.num_envs, np.int64)
-        self._all = np.arange(self.num_envs, dtype=np.int64)
         self._act = np.zeros(self.num_envs, np.int64)
         self._episode_return = np.zeros(self.num_envs, np.float64)
 
