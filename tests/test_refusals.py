@@ -2,9 +2,9 @@
 ``explain`` and as the message of ``IllegalMoveError``, and each changing nothing."""
 
 import copy
-from collections import Counter
 
 import pytest
+from positions import position
 
 from solitaire_gym import Game, IllegalMoveError
 from solitaire_gym.engine.rules import (
@@ -17,9 +17,6 @@ from solitaire_gym.engine.rules import (
     R_VEGAS_ONE_PASS,
     REASONS,
 )
-
-RANKS = "A23456789TJQK"
-DECK = [r + s for s in "SHDC" for r in RANKS]
 
 EMPTY_KING = REASONS[R_EMPTY_KING]
 GROUP_UNORDERED = REASONS[R_GROUP_UNORDERED]
@@ -39,48 +36,6 @@ def test_reason_texts():
     assert VEGAS_ONE_PASS == (
         "Vegas scoring: the waste is never turned over; the stock is gone through once"
     )
-
-
-def position(code, tableau=None, *, foundations=None, stock=(), waste=(), cells=None, rest=None):
-    """A position of ``code``'s game; every card not given goes to ``rest``: "stock" (drawn
-    last), "waste" (at the bottom) or a list of columns (under the given cards, round-robin;
-    face down in Double Solitaire)."""
-    d = Game.from_code(code).to_dict()
-    decks = 2 if code.startswith("DS1") else 1
-    tab = [[] for _ in d["tableau"]]
-    for k, cards in (tableau or {}).items():
-        tab[k - 1] = list(cards)
-    founds = list(foundations) if foundations else [None] * len(d["foundations"])
-    need = Counter({c: decks for c in DECK})
-    for col in tab:
-        need.subtract(c.rstrip("*") for c in col)
-    for top in founds:
-        if top:
-            need.subtract(r + top[1] for r in RANKS[: RANKS.index(top[0]) + 1])
-    need.subtract(stock)
-    need.subtract(waste)
-    need.subtract(c for c in cells or () if c)
-    assert min(need.values()) >= 0, need
-    extra = [c for c in DECK for _ in range(need[c])]
-    stock, waste = list(stock), list(waste)
-    if rest == "stock":
-        stock += extra
-    elif rest == "waste":
-        waste = extra + waste
-    else:
-        under = {k: [] for k in rest}
-        for i, card in enumerate(extra):
-            under[rest[i % len(rest)]].append(card + ("*" if decks == 2 else ""))
-        for k, cards in under.items():
-            if not tab[k - 1] and cards:  # a column of only these cards: its top is face up
-                cards[-1] = cards[-1].rstrip("*")
-            tab[k - 1] = cards + tab[k - 1]
-    d["tableau"], d["foundations"] = tab, founds
-    if "cells" in d:
-        d["cells"] = list(cells) if cells is not None else [None] * len(d["cells"])
-    else:
-        d["stock"], d["waste"] = stock, waste
-    return d
 
 
 def assert_refused(g, move, reason):

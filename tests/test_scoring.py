@@ -5,76 +5,19 @@ change checked, then undone (the score comes back exactly, the move counter does
 """
 
 import copy
-from collections import Counter
 
 import pytest
+from positions import position as base_position
 
 from solitaire_gym import Game, IllegalMoveError
 from solitaire_gym.engine.rules import R_WON, REASONS
 
-RANKS = "A23456789TJQK"
-DECK = [r + s for s in "SHDC" for r in RANKS]
-
 DS_N, DS_V, TF, SH = "DS1-D1N-AAAAAAB", "DS1-D1V-AAAAAAB", "TF1-D1N-AAAAAAB", "SH1-C4-AAAAAJ2"
 
 
-def position(
-    code,
-    tableau=None,
-    *,
-    foundations=None,
-    stock=(),
-    waste=(),
-    cells=None,
-    score=0,
-    moves=0,
-    rest="stock",
-):
-    """A position of ``code``'s game: the given piles, every other card placed by ``rest``.
-
-    ``tableau`` maps 1-based columns to cards (bottom to top, "7D*" face down). ``rest`` is
-    "stock" (drawn after the given stock), "waste" (under the given waste) or a list of column
-    numbers (round-robin, under the given cards; face down in Double Solitaire).
-    """
-    d = Game.from_code(code).to_dict()
-    decks = 2 if code.startswith("DS1") else 1
-    tab = [[] for _ in d["tableau"]]
-    for k, cards in (tableau or {}).items():
-        tab[k - 1] = list(cards)
-    founds = list(foundations) if foundations else [None] * len(d["foundations"])
-    need = Counter({c: decks for c in DECK})
-    for col in tab:
-        need.subtract(c.rstrip("*") for c in col)
-    for top in founds:
-        if top:
-            need.subtract(r + top[1] for r in RANKS[: RANKS.index(top[0]) + 1])
-    need.subtract(stock)
-    need.subtract(waste)
-    need.subtract(c for c in cells or () if c)
-    assert min(need.values()) >= 0, need
-    extra = [c for c in DECK for _ in range(need[c])]
-    stock, waste = list(stock), list(waste)
-    if rest == "stock":
-        stock += extra
-    elif rest == "waste":
-        waste = extra + waste
-    else:
-        under = {k: [] for k in rest}
-        for i, card in enumerate(extra):
-            under[rest[i % len(rest)]].append(card + ("*" if decks == 2 else ""))
-        for k, cards in under.items():
-            if not tab[k - 1] and cards:  # a column of only these cards: its top is face up
-                cards[-1] = cards[-1].rstrip("*")
-            tab[k - 1] = cards + tab[k - 1]
-    d["tableau"] = tab
-    d["foundations"] = founds
-    if "cells" in d:
-        assert not stock and not waste
-        d["cells"] = list(cells) if cells is not None else [None] * len(d["cells"])
-    else:
-        d["stock"], d["waste"] = stock, waste
-    d["score"], d["moves"] = score, moves
-    return d
+def position(code, tableau=None, *, score=0, moves=0, **kwargs):
+    """``positions.position`` with the score and move counter at 0 unless given."""
+    return base_position(code, tableau, score=score, moves=moves, **kwargs)
 
 
 def play_and_check(d, move, delta):

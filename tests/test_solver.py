@@ -17,7 +17,9 @@ from solitaire_gym.solver.batch import ResultsFileError, parse_deals, parse_vari
 
 # Every reduction off: exact positions, every legal move, stock taps as moves, no automatic
 # moves, no restarts. The plain exhaustive search the verdicts are checked against.
-REFERENCE = K.FL_NO_AUTO | K.FL_NO_LAZY | K.FL_NO_MACRO | K.FL_EXACT | K.FL_NO_PRUNE
+REFERENCE = (
+    K.FL_NO_AUTO | K.FL_NO_LAZY | K.FL_NO_MACRO | K.FL_EXACT | K.FL_NO_PRUNE | K.FL_NO_DEADEND
+)
 
 # Found with the solver (each solved in well under a second); the bot test of the solver.
 SOLVABLE = [
