@@ -5,9 +5,13 @@ OpenSpiel's ``solitaire`` measured in the same run (issue "Gymnasium environment
     python benchmarks/bench_envs.py --quick    # shorter timings, one option per game
 
 Reported: steps/s of the single env (``gym.make``), of the vector env (``gym.make_vec``) at each
-size, of OpenSpiel (new state, ``observation_tensor()``, ``legal_actions()``, ``apply_action()``,
-chance nodes sampled; chance outcomes are not counted as steps), the ratios to OpenSpiel, and the
-vector env's memory per game. Needs ``pip install open_spiel`` for the reference.
+size, with its default ``copy=True`` (fresh observation, reward and mask arrays every step) and
+with ``copy=False`` (the env's own buffers), of OpenSpiel (new state, ``observation_tensor()``,
+``legal_actions()``, ``apply_action()``, chance nodes sampled; chance outcomes are not counted as
+steps), the ratios to OpenSpiel, and the vector env's memory per game. OpenSpiel is measured before
+and after the envs and the mean is the reference, so a machine that gets busier halfway shows up
+as two different figures. The random legal actions are drawn in compiled code
+(``random_legal_actions``) and their time counts in the env's. Needs ``pip install open_spiel``.
 """
 
 from __future__ import annotations
@@ -71,8 +75,10 @@ def single_rate(env_id: str, kwargs: dict, seconds: float) -> float:
     return steps / (time.perf_counter() - start)
 
 
-def vector_rate(env_id: str, kwargs: dict, n: int, seconds: float) -> tuple[float, int]:
-    env = gym.make_vec(env_id, num_envs=n, **kwargs)
+def vector_rate(
+    env_id: str, kwargs: dict, n: int, seconds: float, copy: bool = True
+) -> tuple[float, int]:
+    env = gym.make_vec(env_id, num_envs=n, copy=copy, **kwargs)
     rng = np.random.default_rng(0)
     obs, info = env.reset(seed=0)
     for _ in range(3):  # warm up
@@ -96,21 +102,35 @@ def main() -> None:
     for env_id, kwargs, _ in variants:  # compile (or load from cache) before timing
         vector_rate(env_id, kwargs, 8, 0.05)
         single_rate(env_id, kwargs, 0.05)
-    ref = openspiel_rate(seconds)
-    print(f"OpenSpiel solitaire (reference): {ref:,.0f} steps/s\n")
-    head = f"{'variant':<9} {'single':>9} {'x':>6}"
-    for n in args.sizes:
-        head += f" {'vec ' + str(n):>11} {'x':>6}"
-    print(head + f" {'bytes/game':>11}")
+    before = openspiel_rate(seconds)
+    rows = []
     for env_id, kwargs, tag in variants:
         single = single_rate(env_id, kwargs, seconds)
-        line = f"{tag:<9} {single:>9,.0f} {single / ref:>6.2f}"
-        mem = 0
+        vec, mem = {}, 0
+        for copy in (True, False):
+            for n in args.sizes:
+                vec[copy, n], mem = vector_rate(env_id, kwargs, n, seconds, copy)
+        rows.append((tag, single, vec, mem))
+        print(f"  measured {tag}", flush=True)
+    after = openspiel_rate(seconds)
+    ref = (before + after) / 2
+    print(
+        f"\nOpenSpiel solitaire (reference): {before:,.0f} steps/s before, {after:,.0f} after; "
+        f"mean {ref:,.0f}\n"
+    )
+    for copy in (True, False):
+        print(f"vector env with copy={copy}" + (" (the default)" if copy else ""))
+        head = f"{'variant':<9} {'single':>9} {'x':>6}"
         for n in args.sizes:
-            rate, mem = vector_rate(env_id, kwargs, n, seconds)
-            line += f" {rate:>11,.0f} {rate / ref:>6.1f}"
-        print(line + f" {mem:>11,}", flush=True)
-    print("\nx: ratio to OpenSpiel's steps/s in this run. Targets: vector >= 30, single >= 1.")
+            head += f" {'vec ' + str(n):>11} {'x':>6}"
+        print(head + f" {'bytes/game':>11}")
+        for tag, single, vec, mem in rows:
+            line = f"{tag:<9} {single:>9,.0f} {single / ref:>6.2f}"
+            for n in args.sizes:
+                line += f" {vec[copy, n]:>11,.0f} {vec[copy, n] / ref:>6.1f}"
+            print(line + f" {mem:>11,}")
+        print()
+    print("x: ratio to OpenSpiel's mean steps/s in this run. Targets: vector >= 30, single >= 1.")
 
 
 if __name__ == "__main__":

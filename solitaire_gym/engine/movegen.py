@@ -69,6 +69,13 @@ def _emit(out: np.ndarray, k: int, a: int, as_mask: bool) -> int:
     return k + 1
 
 
+@nb.njit(cache=True, inline="always")
+def _lands(wanted: np.uint64, empty_col: bool, card: int) -> bool:
+    """Screen: might ``card`` go onto some column? (A column top takes it, or it is a King and a
+    column is empty.)"""
+    return bool((wanted >> np.uint64(card)) & np.uint64(1)) or (empty_col and rank_of(card) == KING)
+
+
 @nb.njit(cache=True)
 def _enumerate(s, b: int, cfg: np.ndarray, out: np.ndarray, as_mask: bool) -> int:
     """Legal actions in action-id order. Candidates are screened with the rules' own predicates
@@ -82,8 +89,8 @@ def _enumerate(s, b: int, cfg: np.ndarray, out: np.ndarray, as_mask: bool) -> in
         for i in range(2):
             if _check(s, b, cfg, K_DRAW if i == 0 else K_RECYCLE, 0, 0, 1):
                 k = _emit(out, k, cfg[L_DRAW] + i, as_mask)
-    # Column to column. First the cards some column top would take (bit c: card id c fits on a
-    # top), so that a source column none of whose movable cards is wanted costs no pair loop.
+    # First the cards some column top would take (bit c: card id c fits on a top), so that a
+    # card that no column takes costs no loop over the columns (runs, waste, cells, foundations).
     tab = s.tab
     tab_len = s.tab_len
     wanted = np.uint64(0)
@@ -110,7 +117,7 @@ def _enumerate(s, b: int, cfg: np.ndarray, out: np.ndarray, as_mask: bool) -> in
             card = tab[b, src, h - n]
             if n > 1 and not fits_on(cfg, tab[b, src, h - n + 1], card):
                 break
-            if (wanted >> np.uint64(card)) & np.uint64(1) or (empty_col and rank_of(card) == KING):
+            if _lands(wanted, empty_col, card):
                 hit = True
                 break
             n += 1
@@ -148,7 +155,7 @@ def _enumerate(s, b: int, cfg: np.ndarray, out: np.ndarray, as_mask: bool) -> in
             k = _emit(out, k, cfg[L_TF] + src, as_mask)
     if cfg[L_STOCK] and s.waste_len[b] > 0:
         card = s.waste[b, s.waste_len[b] - 1]
-        for dst in range(cols):
+        for dst in range(cols if _lands(wanted, empty_col, card) else 0):
             if check_onto_column(s, b, cfg, card, dst) == 0 and _check(s, b, cfg, K_WT, 0, dst, 1):
                 k = _emit(out, k, cfg[L_WT] + dst, as_mask)
         if foundation_for(s, b, cfg, card) >= 0 and _check(s, b, cfg, K_WF, 0, 0, 1):
@@ -160,7 +167,7 @@ def _enumerate(s, b: int, cfg: np.ndarray, out: np.ndarray, as_mask: bool) -> in
                     k = _emit(out, k, cfg[L_TC] + src, as_mask)
         for c in range(cells):
             card = s.cells[b, c]
-            if card < 0:
+            if card < 0 or not _lands(wanted, empty_col, card):
                 continue
             for dst in range(cols):
                 if check_onto_column(s, b, cfg, card, dst) == 0 and _check(
@@ -179,6 +186,8 @@ def _enumerate(s, b: int, cfg: np.ndarray, out: np.ndarray, as_mask: bool) -> in
         if s.found[b, p] == 0:
             continue
         card = pile_suit(cfg, p) * 13 + s.found[b, p] - 1
+        if not _lands(wanted, empty_col, card):
+            continue
         for dst in range(cols):
             if check_onto_column(s, b, cfg, card, dst) == 0 and _check(s, b, cfg, K_FT, p, dst, 1):
                 k = _emit(out, k, enc_ft(cfg, p, dst), as_mask)

@@ -17,28 +17,46 @@ def _mix(z: np.uint64) -> np.uint64:
     return z ^ (z >> np.uint64(31))
 
 
+PARALLEL_MIN_ROWS = 2048  # below this, waking the threads costs more than the draws
+
+
+@nb.njit(cache=True, inline="always")
+def _sample_row(masks: np.ndarray, seed: np.uint64, out: np.ndarray, b: int) -> None:
+    row = masks[b]
+    n = 0
+    for a in range(row.shape[0]):
+        n += row[a] != 0  # no branch: the compiler vectorises this count
+    if n == 0:
+        out[b] = 0
+        return
+    k = np.int64(_mix(seed + _GOLDEN * np.uint64(b + 1)) % np.uint64(n))
+    for a in range(row.shape[0]):
+        if row[a]:
+            if k == 0:
+                out[b] = a
+                return
+            k -= 1
+
+
 @nb.njit(cache=True, parallel=True)
 def _sample(masks: np.ndarray, seed: np.uint64, out: np.ndarray) -> None:
     for b in nb.prange(masks.shape[0]):
-        row = masks[b]
-        n = 0
-        for a in range(row.shape[0]):
-            n += row[a] != 0  # no branch: the compiler vectorises this count
-        if n == 0:
-            out[b] = 0
-            continue
-        k = np.int64(_mix(seed + _GOLDEN * np.uint64(b + 1)) % np.uint64(n))
-        for a in range(row.shape[0]):
-            if row[a]:
-                if k == 0:
-                    out[b] = a
-                    break
-                k -= 1
+        _sample_row(masks, seed, out, b)
+
+
+@nb.njit(cache=True)
+def _sample_serial(masks: np.ndarray, seed: np.uint64, out: np.ndarray) -> None:
+    for b in range(masks.shape[0]):
+        _sample_row(masks, seed, out, b)
 
 
 def random_legal_actions(masks: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """One uniformly random legal action per row of ``masks`` (``(n, N)``, non-zero = legal);
     0 for a row with none. Reproducible: the draw depends only on ``rng``'s state."""
+    masks = np.asarray(masks)
+    if masks.ndim != 2:
+        raise ValueError(f"masks must be a 2-D (games, actions) array, not shape {masks.shape}")
     out = np.zeros(masks.shape[0], np.int64)
-    _sample(masks, np.uint64(rng.integers(0, 2**63)), out)
+    kernel = _sample if masks.shape[0] >= PARALLEL_MIN_ROWS else _sample_serial
+    kernel(masks, np.uint64(rng.integers(0, 2**63)), out)
     return out

@@ -443,50 +443,84 @@ def autoplay(s, cfg: np.ndarray, recs: np.ndarray, top: int, flags: int) -> int:
 
 
 @nb.njit(cache=True)
-def dead_end(s, cfg: np.ndarray) -> bool:
-    """Solitaire Réfléchi: is row 0 provably lost because a column can never be taken apart?
+def _stays(s, cfg: np.ndarray, loc: np.ndarray, fh: np.ndarray, c: int, lo: int, i: int) -> bool:
+    """Can the cards ``c[0 .. i]`` never change, given that the bottom ``fh[d]`` cards of every
+    column ``d`` never change (see ``dead_end``)? ``c[lo .. i]`` is the ordered group ending at
+    height ``i``."""
+    for q in range(lo, i + 1):
+        b = np.int64(s.tab[0, c, q])
+        rb = b % 13
+        if rb == 12:  # a King may go to an empty column
+            return False
+        for t_su in range(4):  # the cards it could go onto must stay covered
+            t = t_su * 13 + rb + 1
+            if not fits_on(cfg, b, t):
+                continue
+            lt = loc[t]
+            if lt < 0:  # stock, waste or foundation: may come within reach
+                return False
+            d = lt >> 6
+            if d != c and (lt & 63) + 1 >= fh[d]:
+                return False
+        if q == i:  # the top card: its foundation must lack a lower card of its suit for good
+            su = b // 13
+            held = False
+            for rz in range(rb):
+                lz = loc[su * 13 + rz]
+                if lz >= 0:
+                    d = lz >> 6
+                    if (d == c and (lz & 63) < i) or (d != c and (lz & 63) < fh[d]):
+                        held = True
+                        break
+            if not held:
+                return False
+    return True
 
-    Column ``c`` holds, at height ``i``, a card ``X`` with a lower card ``Z`` of its own suit
-    somewhere under it; ``c[L .. i]`` is the ordered group that ends at ``X`` (``c[L-1]`` does not
-    take ``c[L]``). Whatever happens above ``X``, the cards ``c[0 .. i]`` stay where they are
-    until a move takes some ``c[q]``, ``L <= q <= i``, off with everything on it (a group that
-    starts lower is not ordered). That card cannot go to its foundation (only ``X`` could, as the
-    top card, and ``Z`` is still under it, so ``X``'s foundation lacks ``Z``), nor onto a card of
-    another column if every card it fits on (``fits_on``) is itself in ``c[0 .. i]``, nor into an
-    empty column if it is not a King; Réfléchi has no free cells. When that holds for every
-    ``q`` in ``L .. i``, ``Z`` never reaches its foundation and no play wins. (Only a
-    conclusion about the position: no move is left out of a position that can still be won.)"""
+
+@nb.njit(cache=True)
+def dead_end(s, cfg: np.ndarray, loc: np.ndarray) -> bool:
+    """Solitaire Réfléchi: is row 0 provably lost because some column bottoms can never be taken
+    apart? ``loc``: scratch (at least 52 + columns entries).
+
+    Say the bottom ``fh[c]`` cards of each column ``c`` are *frozen*, and test that assumption
+    prefix by prefix. The cards ``c[0 .. i]`` stay where they are until a move takes some
+    ``c[q]`` off with everything on it, and ``q`` lies in the ordered group ``c[L .. i]`` that
+    ends at height ``i`` (a group starting lower is not ordered). That move is impossible if, for
+    every such ``q``: ``c[q]`` is not a King (an empty column would take it; Réfléchi has no free
+    cells); every card it fits on (``fits_on``) is in column ``c`` (under it, or moving with it) or
+    lies under a frozen card of another column (never uncovered); and, for the top ``q = i``, a
+    lower card of its own suit lies under it in ``c`` or is frozen elsewhere (its foundation pile
+    cannot reach it). A prefix that fails is unfrozen (with everything above it) and the test is
+    repeated until nothing changes. The prefixes left frozen justify each other: the earliest
+    change to any of them would need an earlier change to one of them. So a frozen card never
+    moves, never reaches its foundation, and no play wins. (A conclusion about the position only:
+    no move is left out of a position that can still be won.)"""
     if cfg[G_GAME] != REFLECHI:
         return False
-    for c in range(cfg[G_COLS]):
+    cols = cfg[G_COLS]
+    fh = loc[52 : 52 + cols]
+    for k in range(52):
+        loc[k] = -1
+    for c in range(cols):
         n = np.int64(s.tab_len[0, c])
-        below = np.int64(0)  # bit set of the cards under height i
-        lo = 0
         for i in range(n):
-            x = np.int64(s.tab[0, c, i])
-            if i > 0 and not fits_on(cfg, x, np.int64(s.tab[0, c, i - 1])):
-                lo = i
-            upto = below | (np.int64(1) << x)
-            r = x % 13
-            su = x // 13
-            if r > 0 and (below >> (su * 13)) & ((np.int64(1) << r) - 1) != 0:
-                stuck = True
-                for q in range(lo, i + 1):
-                    b = np.int64(s.tab[0, c, q])
-                    rb = b % 13
-                    if rb == 12:  # a King may go to an empty column
-                        stuck = False
-                        break
-                    for t_su in range(4):
-                        t = t_su * 13 + rb + 1
-                        if fits_on(cfg, b, t) and (upto >> t) & 1 == 0:
-                            stuck = False
-                            break
-                    if not stuck:
-                        break
-                if stuck:
-                    return True
-            below = upto
+            loc[np.int64(s.tab[0, c, i])] = c * 64 + i
+        fh[c] = n
+    changed = True
+    while changed:
+        changed = False
+        for c in range(cols):
+            lo = 0
+            for i in range(fh[c]):
+                if i > 0 and not fits_on(cfg, np.int64(s.tab[0, c, i]), np.int64(s.tab[0, c, i - 1])):
+                    lo = i
+                if not _stays(s, cfg, loc, fh, c, lo, i):
+                    fh[c] = i
+                    changed = True
+                    break
+    for c in range(cols):
+        if fh[c] > 0:
+            return True
     return False
 
 
@@ -733,7 +767,7 @@ def _enter_root(
     if code == TT_DEAD:
         return ST_EXHAUSTED
     ctl[C_TT] += fresh
-    if not (ctl[C_FLAGS] & FL_NO_DEADEND) and dead_end(s, cfg):
+    if not (ctl[C_FLAGS] & FL_NO_DEADEND) and dead_end(s, cfg, tmp):
         tt_kill(tt1, tt2, tti, h1, h2)
         ctl[C_DEAD] += 1
         ctl[C_DEADEND] += 1
@@ -934,7 +968,7 @@ def search(
             top = r_start
             continue
         ttn += val
-        if deadends_on and dead_end(s, cfg):  # proven lost: not expanded, remembered as such
+        if deadends_on and dead_end(s, cfg, tmp):  # proven lost: not expanded, remembered as such
             tt_kill(tt1, tt2, tti, h1, h2)
             dead += 1
             n_deadend += 1
