@@ -55,7 +55,7 @@ from solitaire_gym.engine.variants import (
 )
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, inline="always")
 def _check(s, b: int, cfg: np.ndarray, kind: int, src: int, dst: int, n: int) -> bool:
     return check_parts(s, b, cfg, kind, src, dst, n) == 0
 
