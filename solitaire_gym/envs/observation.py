@@ -58,9 +58,9 @@ def _row(seen0: np.uint64, seen1: np.uint64, decks: int, face: int):
     """Feature offset of the next copy of ``face``, and the updated masks of faces seen once and
     twice (bit masks rather than a count array: no allocation per observation)."""
     bit = np.uint64(1) << np.uint64(face)
-    if seen0 & bit:
-        return (face * decks + 1) * CARD_FEATURES, seen0, seen1 | bit
-    return face * decks * CARD_FEATURES, seen0 | bit, seen1
+    again = (seen0 >> np.uint64(face)) & np.uint64(1)  # 1 when a copy was met before: no branch
+    r = (face * decks + np.int64(again)) * CARD_FEATURES
+    return r, seen0 | bit, seen1 | (bit & (np.uint64(0) - again))
 
 
 @nb.njit(cache=True)
