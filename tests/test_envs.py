@@ -509,3 +509,21 @@ def test_observation_matches_its_documentation(code):
         obs, _, term, trunc, info = env.step(a)
         if term or trunc:
             break
+
+
+def test_vector_env_default_copy_never_writes_returned_arrays():
+    """With copy=True nothing handed out is written again: not by later steps, not by a partial
+    reset (the step kernel writes into new arrays instead of copying afterwards)."""
+    env = gym.make_vec(SH, num_envs=5, max_episode_steps=3, cells=2)
+    obs, info = env.reset(seed=1)
+    rng = np.random.default_rng(1)
+    kept = []
+    for _ in range(12):
+        kept.append((obs, obs.copy(), info["action_mask"], info["action_mask"].copy()))
+        obs, r, term, trunc, info = env.step(random_legal_actions(info["action_mask"], rng))
+        kept.append((r, r.copy(), info["action_mask"], info["action_mask"].copy()))
+    obs, info = env.reset(options={"reset_mask": np.array([1, 0, 1, 0, 0], bool)})
+    env.step(random_legal_actions(info["action_mask"], rng))
+    for a, a0, m, m0 in kept:
+        np.testing.assert_array_equal(a, a0)
+        np.testing.assert_array_equal(m, m0)

@@ -202,9 +202,24 @@ class EnvCore:
             out.append(deal)
         return np.array(out, np.int64)
 
-    def step(self, act: np.ndarray, redeal: np.ndarray | None = None, deals=None) -> None:
+    def detach(self) -> None:
+        """Give the env new observation, mask and reward buffers (copies of the current ones), so
+        that arrays handed out before are never written again."""
+        self.obs = self.obs.copy()
+        self.masks = self.masks.copy()
+        self.rewards = self.rewards.copy()
+
+    def step(
+        self, act: np.ndarray, redeal: np.ndarray | None = None, deals=None, fresh: bool = False
+    ) -> None:
         """Play ``act[b]`` in every row (``kernels.ROW_REFRESH``: leave the row as it is); the
-        rows in ``redeal`` get the new deal numbers ``deals`` instead of an action."""
+        rows in ``redeal`` get the new deal numbers ``deals`` instead of an action. The kernel
+        writes every row's observation, mask and reward; with ``fresh`` it writes them into new
+        arrays (what a caller that hands them out needs, without a copy afterwards)."""
+        if fresh:
+            self.obs = np.empty_like(self.obs)
+            self.masks = np.empty_like(self.masks)
+            self.rewards = np.empty_like(self.rewards)
         if redeal is not None and redeal.size:
             self.codes[redeal] = self.variant.codes(deals)  # validates the numbers
             act[redeal] = kernels.ROW_DEAL

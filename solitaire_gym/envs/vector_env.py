@@ -26,10 +26,11 @@ class SolitaireVectorEnv(VectorEnv):
     ``"reset_mask"`` (which games to reset).
 
     ``copy`` (default True), as in Gymnasium's own vector envs: observations, rewards and masks
-    are returned as fresh arrays. With ``copy=False`` they are the env's own buffers, overwritten
-    by the next ``step``/``reset``: faster with many games (a Double Solitaire observation is
-    8.5 kB, so 4096 games copy 35 MB per step), for a caller that consumes or copies them before
-    stepping again (a rollout buffer does).
+    are returned as arrays that the env never writes again (the step kernel writes into new
+    arrays, so this costs an allocation, not a copy). With ``copy=False`` they are the env's own
+    buffers, overwritten by the next ``step``/``reset``: faster with many games (a Double
+    Solitaire observation is 8.5 kB, so 4096 games allocate 35 MB per step), for a caller that
+    consumes or copies them before stepping again (a rollout buffer does).
     """
 
     metadata: ClassVar[dict[str, Any]] = {
@@ -80,6 +81,8 @@ class SolitaireVectorEnv(VectorEnv):
             seed = seed[0] if seed else None
         super().reset(seed=seed)
         options = dict(options or {})
+        if self.copy:
+            self._core.detach()  # what the last step returned is never written again
         mask = options.pop("reset_mask", None)
         rows = self._all if mask is None else self._all[np.asarray(mask, np.bool_)]
         if mask is not None and not self._started:
@@ -93,7 +96,7 @@ class SolitaireVectorEnv(VectorEnv):
         self._steps[rows] = 0
         self._needs_reset[rows] = False
         self._started = True
-        return self._out(self._core.obs), self._info(None)
+        return self._core.obs, self._info(None)
 
     def step(self, actions):
         if not self._started:
@@ -110,7 +113,9 @@ class SolitaireVectorEnv(VectorEnv):
         resetting = self._all[self._needs_reset]
         deals = sample_deals(self.np_random, resetting.size, self.options.split)
         self._steps[resetting] = 0
-        self._core.step(self._act, resetting, deals)  # ended games are dealt anew, not stepped
+        # Ended games are dealt anew, not stepped. With copy=True the kernel writes into new
+        # arrays, which are returned as they are: no copy after the step.
+        self._core.step(self._act, resetting, deals, fresh=self.copy)
         if resetting.size:
             self._core.skip_dead_deals(resetting, self.np_random)
         stepped = ~self._needs_reset
@@ -122,15 +127,12 @@ class SolitaireVectorEnv(VectorEnv):
         self._needs_reset = terminated | truncated
         info = self._info(stuck)
         return (
-            self._out(self._core.obs),
-            self._out(self._core.rewards),
+            self._core.obs,
+            self._core.rewards,
             terminated,
             truncated,
             info,
         )
-
-    def _out(self, buffer: np.ndarray) -> np.ndarray:
-        return buffer.copy() if self.copy else buffer
 
     def _info(self, stuck) -> dict[str, Any]:
         core = self._core
@@ -142,7 +144,7 @@ class SolitaireVectorEnv(VectorEnv):
         for r in np.flatnonzero(illegal).tolist():
             texts[r] = core.refusal(r)
         info = {
-            "action_mask": self._out(core.masks),
+            "action_mask": core.masks,
             "code": core.codes.copy(),
             "deal": core.deals.copy(),
             "score": s.score.astype(np.int64),
