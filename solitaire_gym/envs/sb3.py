@@ -76,9 +76,11 @@ class SB3VecEnv(VecEnv):
 
     def step_wait(self):
         core = self._core
-        core.step(self._act)  # same-step autoreset: ended games are dealt after this step
+        # Same-step autoreset: ended games are dealt after this step. The kernel writes into new
+        # arrays (SB3 keeps the last observation while the next step runs): no copy afterwards.
+        core.step(self._act, fresh=True)
         self._steps += 1
-        rewards = core.rewards.copy()
+        rewards = core.rewards
         self._episode_return += rewards
         won = core.won
         terminated = won | (core.counts == 0)
@@ -101,7 +103,7 @@ class SB3VecEnv(VecEnv):
             core.skip_dead_deals(ended, self._rng)
             self._steps[ended] = 0
             self._episode_return[ended] = 0
-        return core.obs.copy(), rewards, dones, infos
+        return core.obs, rewards, dones, infos
 
     def close(self) -> None:
         pass
