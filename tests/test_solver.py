@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import random
 
+import numpy as np
 import pytest
 
 from solitaire_gym import Game, GameCodeError, PositionError
@@ -14,6 +15,7 @@ from solitaire_gym.engine.cards import card_name
 from solitaire_gym.solver import SolverBug, certify, hint, solve
 from solitaire_gym.solver import kernels as K
 from solitaire_gym.solver.batch import ResultsFileError, parse_deals, parse_variant, read_results
+from solitaire_gym.solver.search import _Search
 
 # Every reduction off: exact positions, every legal move, stock taps as moves, no automatic
 # moves, no restarts. The plain exhaustive search the verdicts are checked against.
@@ -73,6 +75,65 @@ def test_known_lost_deals(code):
     assert r.verdict == "unsolvable" and r.solution == []
     ref = solve(code, max_seconds=30, _flags=REFERENCE, _restarts=False)
     assert ref.verdict == "unsolvable"
+
+
+# ---- dead ends (kernels.dead_end) --------------------------------------------------------------
+
+# Solitaire Réfléchi deals lost at the root by dead_end: deal 39 (draw 1) ran out of time without
+# it; deals 110 and 868 (draw 1) and 707 (draw 3) it had proven lost the long way.
+DEAD_AT_ROOT = ["TF1-D1N-AAAAABH", "TF1-D1N-AAAAADO", "TF1-D1N-AAAAA3E", "TF1-D3N-AAAAAWD"]
+# Won: by the solver before dead_end existed (TF1-D3N deal 955 is one that a faulty version of
+# it called lost), or by the greedy policy (TF1-D3N deal 137).
+WON = ["TF1-D3N-AAAAA53", "TF1-D3N-AAAAAEJ", "TF1-D1N-AAAAAAB", "TF1-D3N-AAAAAAD"]
+
+
+@pytest.mark.parametrize("code", DEAD_AT_ROOT)
+def test_dead_end_deals(code):
+    r = solve(code, max_seconds=5)
+    assert r.verdict == "unsolvable" and r.nodes == 0 and r.stats["dead_ends"] == 1
+
+
+def test_dead_end_keeps_verdicts():
+    # Proven lost without dead_end in well under a second; with it, still lost (and faster).
+    code = "TF1-D1N-AAAAA3E"
+    assert solve(code, max_seconds=10, _flags=K.FL_NO_DEADEND).verdict == "unsolvable"
+    assert solve(code, max_seconds=10).verdict == "unsolvable"
+    r = solve("TF1-D1N-AAAAAOR", max_seconds=10)  # deal 465: proven lost before, not at the root
+    assert r.verdict == "unsolvable" and r.nodes > 0
+
+
+@pytest.mark.parametrize("code", WON)
+def test_no_dead_end_on_a_winning_line(code):
+    r = solve(code, max_seconds=10)
+    assert r.verdict == "solvable"
+    g = Game.from_code(code, undo_depth=0)
+    loc = np.zeros(2 * K.SEQ + 8, np.int64)
+    for move in [*r.solution, None]:
+        S = _Search(g, 1)
+        assert not K.dead_end(S.s, S.cfg, loc), (code, move)
+        if move is not None:
+            g.play(move)
+
+
+def test_dead_end_constructed():
+    # 6♥ lies on 5♥, and both black 7s lie under it: the 5♥ never reaches its foundation.
+    full = [r + s for s in "SHDC" for r in "A23456789TJQK"]
+    tab = [["7S", "7C", "5H", "6H"], ["KS"], ["KH"], ["KD"], ["KC"], ["QS"], ["QH"]]
+    used = {c for col in tab for c in col}
+    d = _position(
+        "TF1-D1N-AAAAAAB",
+        tab,
+        [None] * 4,
+        stock=[c for c in full if c not in used],
+        waste=[],
+    )
+    r = solve(d, max_seconds=5)
+    assert r.verdict == "unsolvable" and r.nodes == 0
+    # One black 7 elsewhere, on top of its column: the 6♥ can leave, not a dead end.
+    tab[0] = ["7S", "5H", "6H"]
+    tab[5] = ["QS", "7C"]
+    S = _Search(Game.from_dict(d, undo_depth=0), 1)
+    assert not K.dead_end(S.s, S.cfg, np.zeros(2 * K.SEQ + 8, np.int64))
 
 
 # ---- constructed positions -------------------------------------------------------------------
