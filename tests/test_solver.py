@@ -35,6 +35,7 @@ SOLVABLE = [
     "TF1-D1N-AAAAAAB",
     "TF1-D1N-AAAAAAC",
     "TF1-D1N-AAAAAAS",
+    "TF1-D1N-AAAAAAF",  # won by the greedy agent; a faulty solver once called it lost
     "TF1-D3N-AAAAAAD",
     "TF1-D3N-AAAAAAF",
     "DS1-D1N-AAAAAAB",
