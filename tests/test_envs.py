@@ -375,7 +375,7 @@ def test_parallel_step_equals_serial_step(env_id, kwargs, monkeypatch):
     through its own state view; they must give exactly what the one-thread kernels give."""
     from solitaire_gym.envs import core
 
-    n = 3 * 32 + 5  # several chunks, the last one short
+    n = 6 * 32 + 5  # several chunks, the last one short
     assert n >= core.PARALLEL_MIN
     par = gym.make_vec(env_id, num_envs=n, max_episode_steps=60, **kwargs)
     monkeypatch.setattr(core, "PARALLEL_MIN", 10**9)
