@@ -527,3 +527,30 @@ def test_vector_env_default_copy_never_writes_returned_arrays():
     for a, a0, m, m0 in kept:
         np.testing.assert_array_equal(a, a0)
         np.testing.assert_array_equal(m, m0)
+
+
+def test_vector_env_reuses_buffers_nobody_holds():
+    """copy=True hands out fresh arrays, but one the caller has let go of is written again
+    instead of allocating a new one; one still held (even through a view) never is."""
+    env = gym.make_vec(TF, num_envs=4)
+    copy_free = gym.make_vec(TF, num_envs=4, copy=False)
+    obs, info = env.reset(seed=0)
+    ref, ref_info = copy_free.reset(seed=0)
+    rng = np.random.default_rng(0)
+    acts = random_legal_actions(info["action_mask"], rng)
+    first, _, _, _, info = env.step(acts)
+    copy_free.step(acts)
+    address = first.__array_interface__["data"][0]
+    view = first[1:]
+    held = first.copy()
+    del first
+    addresses = []
+    for _ in range(4):
+        acts = random_legal_actions(info["action_mask"], rng)
+        obs, _, _, _, info = env.step(acts)
+        ref, *_ = copy_free.step(acts)
+        np.testing.assert_array_equal(obs, ref)
+        addresses.append(obs.__array_interface__["data"][0])
+    assert address not in addresses  # the view keeps it alive: never reused
+    np.testing.assert_array_equal(view, held[1:])
+    assert len(set(addresses)) < len(addresses)  # dropped buffers came back
