@@ -1,6 +1,6 @@
 """Compiled loops over many games at once (``prange``: all cores, each chunk of rows through its
-own ``state.thread_view``), and :class:`Batch`, their Python face. The vector env and the benchmarks use these; every rule still lives in the per-game
-kernels they call.
+own ``state.thread_view``), and :class:`Batch`, their Python face. The vector env and the
+benchmarks use these; every rule still lives in the per-game kernels they call.
 """
 
 from __future__ import annotations

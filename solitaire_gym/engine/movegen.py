@@ -128,15 +128,15 @@ def _enumerate(s, b: int, cfg: np.ndarray, out: np.ndarray, as_mask: bool) -> in
         for dst in range(cols):
             if dst == src:
                 continue
-            hd = s.tab_len[b, dst]
+            hd = tab_len[b, dst]
             if hd == 0:
                 n = KING - top_rank + 1
                 if n > movable:
                     continue
             else:
-                target = s.tab[b, dst, hd - 1]
+                target = tab[b, dst, hd - 1]
                 n = rank_of(target) - top_rank
-                if n < 1 or n > movable or not fits_on(cfg, s.tab[b, src, h - n], target):
+                if n < 1 or n > movable or not fits_on(cfg, tab[b, src, h - n], target):
                     continue
             if n > 1:
                 if in_seq < 0:
@@ -146,10 +146,10 @@ def _enumerate(s, b: int, cfg: np.ndarray, out: np.ndarray, as_mask: bool) -> in
             if _check(s, b, cfg, K_TT, src, dst, n):
                 k = _emit(out, k, enc_tt(cfg, src, dst, n), as_mask)
     for src in range(cols):
-        h = s.tab_len[b, src]
+        h = tab_len[b, src]
         if (
             h > 0
-            and foundation_for(s, b, cfg, s.tab[b, src, h - 1]) >= 0
+            and foundation_for(s, b, cfg, tab[b, src, h - 1]) >= 0
             and _check(s, b, cfg, K_TF, src, 0, 1)
         ):
             k = _emit(out, k, cfg[L_TF] + src, as_mask)

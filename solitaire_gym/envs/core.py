@@ -234,8 +234,9 @@ class EnvCore:
     ) -> None:
         """Play ``act[b]`` in every row (``kernels.ROW_REFRESH``: leave the row as it is); the
         rows in ``redeal`` get the new deal numbers ``deals`` instead of an action. The kernel
-        writes every row's observation, mask and reward; with ``fresh`` it writes them into new
-        arrays (what a caller that hands them out needs, without a copy afterwards)."""
+        writes every row's observation, mask and reward; with ``fresh`` it writes them into
+        buffers nobody else holds (:meth:`_fresh`: what a caller that hands them out needs,
+        without a copy afterwards)."""
         if fresh:
             self.obs = self._fresh("obs")
             self.masks = self._fresh("masks")

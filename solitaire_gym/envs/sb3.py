@@ -76,8 +76,9 @@ class SB3VecEnv(VecEnv):
 
     def step_wait(self):
         core = self._core
-        # Same-step autoreset: ended games are dealt after this step. The kernel writes into new
-        # arrays (SB3 keeps the last observation while the next step runs): no copy afterwards.
+        # Same-step autoreset: ended games are dealt after this step. The kernel writes into
+        # buffers nobody else holds (SB3 keeps the last observation while the next step runs):
+        # no copy afterwards.
         core.step(self._act, fresh=True)
         self._steps += 1
         rewards = core.rewards

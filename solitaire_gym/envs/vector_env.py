@@ -26,11 +26,11 @@ class SolitaireVectorEnv(VectorEnv):
     ``"reset_mask"`` (which games to reset).
 
     ``copy`` (default True), as in Gymnasium's own vector envs: observations, rewards and masks
-    are returned as arrays that the env never writes again (the step kernel writes into new
-    arrays, so this costs an allocation, not a copy). With ``copy=False`` they are the env's own
-    buffers, overwritten by the next ``step``/``reset``: faster with many games (a Double
-    Solitaire observation is 8.5 kB, so 4096 games allocate 35 MB per step), for a caller that
-    consumes or copies them before stepping again (a rollout buffer does).
+    are returned as arrays that the env never writes again while anything holds them. The step
+    kernel writes into a buffer nobody else holds (one handed out before and since let go, else
+    a new one), so this costs no copy. With ``copy=False`` they are the env's own buffers,
+    overwritten by the next ``step``/``reset``, for a caller that consumes or copies them before
+    stepping again (a rollout buffer does).
     """
 
     metadata: ClassVar[dict[str, Any]] = {
@@ -113,8 +113,8 @@ class SolitaireVectorEnv(VectorEnv):
         resetting = self._all[self._needs_reset]
         deals = sample_deals(self.np_random, resetting.size, self.options.split)
         self._steps[resetting] = 0
-        # Ended games are dealt anew, not stepped. With copy=True the kernel writes into new
-        # arrays, which are returned as they are: no copy after the step.
+        # Ended games are dealt anew, not stepped. With copy=True the kernel writes into buffers
+        # nobody else holds, which are returned as they are: no copy after the step.
         self._core.step(self._act, resetting, deals, fresh=self.copy)
         if resetting.size:
             self._core.skip_dead_deals(resetting, self.np_random)
