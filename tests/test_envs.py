@@ -399,6 +399,8 @@ def test_parallel_step_equals_serial_step(env_id, kwargs, monkeypatch):
 def test_vector_env_copy_false_returns_its_buffers():
     """copy=False hands out the env's own buffers (overwritten by the next step); the values are
     those of the default copy=True."""
+    with pytest.raises(ValueError, match="copy must be True or False"):
+        gym.make_vec(TF, num_envs=4, copy="no")
     a = gym.make_vec(TF, num_envs=4, copy=False)
     b = gym.make_vec(TF, num_envs=4)
     (oa, ia), (ob, _) = a.reset(seed=3), b.reset(seed=3)

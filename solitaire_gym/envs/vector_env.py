@@ -64,6 +64,8 @@ class SolitaireVectorEnv(VectorEnv):
             )
         self.max_episode_steps = int(max_episode_steps)
         self.render_mode = render_mode
+        if not isinstance(copy, (bool, np.bool_)):
+            raise ValueError(f"copy must be True or False, not {copy!r}")
         self.copy = bool(copy)
         self._core = EnvCore(self.options, self.num_envs)
         self.single_observation_space = self._core.observation_space()
