@@ -5,6 +5,7 @@ from __future__ import annotations
 import pickle
 
 import gymnasium as gym
+import numba
 import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
@@ -373,11 +374,12 @@ def test_free_cell_cycle_gains_nothing_under_fair(mode, per_cycle):
     "env_id,kwargs", [(DS, {"draw": 3}), (TF, {"draw": 1}), (SH, {"cells": 4})], ids=str
 )
 def test_parallel_step_equals_serial_step(env_id, kwargs, monkeypatch):
-    """Batches of PARALLEL_MIN games or more are stepped by the prange kernels, each chunk of rows
-    through its own state view; they must give exactly what the one-thread kernels give."""
+    """Batches of PARALLEL_MIN games or more are stepped by the prange kernels, each part of the
+    rows through its own state object and its own views of the mask and observation rows; they
+    must give exactly what the one-thread kernels give."""
     from solitaire_gym.envs import core
 
-    n = 6 * 32 + 5  # several chunks, the last one short
+    n = 6 * 32 + 5  # parts of unequal size
     assert n >= core.PARALLEL_MIN
     par = gym.make_vec(env_id, num_envs=n, max_episode_steps=60, **kwargs)
     monkeypatch.setattr(core, "PARALLEL_MIN", 10**9)
@@ -558,3 +560,38 @@ def test_vector_env_reuses_buffers_nobody_holds():
     assert address not in addresses  # the view keeps it alive: never reused
     np.testing.assert_array_equal(view, held[1:])
     assert len(set(addresses)) < len(addresses)  # dropped buffers came back
+
+
+@pytest.mark.parametrize("rows", [3, 2048 + 3])  # the one-thread and the parallel kernel
+def test_random_legal_actions_are_legal_and_uniform(rows):
+    """Legal actions spread over several 32-byte blocks, the last block short: every one is drawn
+    about equally often, nothing else ever is; a row with no legal action gets 0."""
+    width = 1029
+    legal = np.array([0, 31, 32, 33, 95, 96, 500, 1024, 1028])
+    masks = np.zeros((rows, width), np.int8)
+    masks[:-1, legal] = 1
+    rng = np.random.default_rng(0)
+    draws = np.concatenate([random_legal_actions(masks, rng)[:-1] for _ in range(40)])
+    assert np.isin(draws, legal).all()
+    counts = np.bincount(draws, minlength=width)[legal]
+    expected = draws.size / legal.size
+    assert np.abs(counts - expected).max() < 6 * np.sqrt(expected)  # chi-like bound, not flaky
+    assert random_legal_actions(masks, rng)[-1] == 0
+    with pytest.raises(ValueError, match="2-D"):
+        random_legal_actions(masks[0], rng)
+
+
+def test_thread_states_share_the_arrays_not_the_objects():
+    from solitaire_gym.engine.state import part_rows, split_rows, thread_states
+
+    env = gym.make_vec(TF, num_envs=5)
+    env.reset(seed=0)
+    s = env.unwrapped._core.state
+    views = thread_states(s)
+    assert views is thread_states(s) and len(views) == numba.config.NUMBA_NUM_THREADS
+    for v in views:
+        assert v is not s
+        assert all(a is b for a, b in zip(v.arrays(), s.arrays(), strict=True))
+    parts = split_rows(np.arange(5), 3)
+    assert [p.tolist() for p in parts] == [[0], [1, 2], [3, 4]]
+    assert [part_rows(5, 3, t) for t in range(3)] == [(0, 1), (1, 3), (3, 5)]

@@ -1,5 +1,5 @@
-"""Compiled loops over many games at once (``prange``: all cores, each chunk of rows through its
-own ``state.thread_view``), and :class:`Batch`, their Python face. The vector env and the
+"""Compiled loops over many games at once (``prange``: all cores, each part of the rows through
+its own state object, ``state.thread_states``), and :class:`Batch`, their Python face. The vector env and the
 benchmarks use these; every rule still lives in the per-game kernels they call.
 """
 
@@ -15,36 +15,34 @@ from solitaire_gym.engine.shuffle import deal_into
 from solitaire_gym.engine.state import (
     State,
     allocate,
-    chunk_rows,
-    n_chunks,
     nbytes_per_game,
-    thread_view,
+    part_rows,
+    split_rows,
+    thread_states,
 )
 from solitaire_gym.engine.variants import L_N, MAX_DEAL, Variant
 
 
 @nb.njit(cache=True, parallel=True)
-def deal_rows(s, cfg: np.ndarray, rows: np.ndarray, deals: np.ndarray) -> None:
+def deal_rows(views, cfg: np.ndarray, rows: np.ndarray, deals: np.ndarray) -> None:
     """Deal ``deals[i]`` into row ``rows[i]``."""
     n = rows.shape[0]
-    chunks = n_chunks(n)
-    for t in nb.prange(chunks):
-        v = thread_view(s)
-        lo, hi = chunk_rows(n, chunks, t)
+    for t in nb.prange(len(views)):
+        v = views[t]
+        lo, hi = part_rows(n, len(views), t)
         for i in range(lo, hi):
             deal_into(v, rows[i], cfg, np.uint64(deals[i]))
 
 
 @nb.njit(cache=True, parallel=True)
-def step_rows(s, cfg: np.ndarray, act: np.ndarray, reasons: np.ndarray) -> None:
+def step_rows(views, cfg: np.ndarray, act: np.ndarray, reasons: np.ndarray) -> None:
     """Play ``act[b]`` in every row ``b`` where it is legal; ``reasons[b]`` gets
     ``rules.check_move``'s answer (0 = played). A row whose action is negative is left alone and
     gets reason -1."""
     n = act.shape[0]
-    chunks = n_chunks(n)
-    for t in nb.prange(chunks):
-        v = thread_view(s)
-        lo, hi = chunk_rows(n, chunks, t)
+    for t in nb.prange(len(views)):
+        v = views[t]
+        lo, hi = part_rows(n, len(views), t)
         for b in range(lo, hi):
             a = act[b]
             if a < 0:
@@ -57,25 +55,26 @@ def step_rows(s, cfg: np.ndarray, act: np.ndarray, reasons: np.ndarray) -> None:
 
 
 @nb.njit(cache=True, parallel=True)
-def mask_rows(s, cfg: np.ndarray, masks: np.ndarray, counts: np.ndarray, won: np.ndarray) -> None:
-    """Legal-action masks of every row (``masks`` is ``(B, n_actions)``), legal counts, won flags."""
-    n = masks.shape[0]
-    chunks = n_chunks(n)
-    for t in nb.prange(chunks):
-        v = thread_view(s)
-        lo, hi = chunk_rows(n, chunks, t)
+def mask_rows(views, cfg: np.ndarray, mask_parts, counts: np.ndarray, won: np.ndarray) -> None:
+    """Legal-action masks of every row (``mask_parts``: ``state.split_rows`` of the
+    ``(B, n_actions)`` masks, one view per part, see ``envs.kernels.step_rows``), legal counts,
+    won flags."""
+    n = counts.shape[0]
+    for t in nb.prange(len(views)):
+        v = views[t]
+        masks = mask_parts[t]
+        lo, hi = part_rows(n, len(views), t)
         for b in range(lo, hi):
-            counts[b] = legal_mask(v, b, cfg, masks[b])
+            counts[b] = legal_mask(v, b, cfg, masks[b - lo])
             won[b] = is_won(v, b, cfg)
 
 
 @nb.njit(cache=True, parallel=True)
-def undo_rows(s, cfg: np.ndarray, rows: np.ndarray, done: np.ndarray) -> None:
+def undo_rows(views, cfg: np.ndarray, rows: np.ndarray, done: np.ndarray) -> None:
     n = rows.shape[0]
-    chunks = n_chunks(n)
-    for t in nb.prange(chunks):
-        v = thread_view(s)
-        lo, hi = chunk_rows(n, chunks, t)
+    for t in nb.prange(len(views)):
+        v = views[t]
+        lo, hi = part_rows(n, len(views), t)
         for i in range(lo, hi):
             done[i] = undo(v, rows[i], cfg)
 
@@ -111,7 +110,7 @@ class Batch:
             raise ValueError(f"deal numbers must lie in 0 … {MAX_DEAL}")
         if rows.size and (rows.min() < 0 or rows.max() >= self.size):
             raise ValueError(f"rows must lie in 0 … {self.size - 1}")
-        deal_rows(self.state, self.cfg, rows, deals)
+        deal_rows(thread_states(self.state), self.cfg, rows, deals)
 
     def step(self, actions) -> np.ndarray:
         """Play one action per row (negative: skip the row). Returns ``check_move``'s codes: 0
@@ -121,12 +120,14 @@ class Batch:
             raise ValueError(f"expected {self.size} actions, got {act.shape[0]}")
         if act.size and act.max() >= self.n_actions:
             raise ValueError(f"action {int(act.max())} is outside 0 … {self.n_actions - 1}")
-        step_rows(self.state, self.cfg, act, self._reasons)
+        step_rows(thread_states(self.state), self.cfg, act, self._reasons)
         return self._reasons
 
     def masks(self) -> np.ndarray:
         """``(size, n_actions)`` int8 legal-action masks (a view, refreshed by each call)."""
-        mask_rows(self.state, self.cfg, self._masks, self._counts, self._won)
+        views = thread_states(self.state)
+        masks = split_rows(self._masks, len(views))
+        mask_rows(views, self.cfg, masks, self._counts, self._won)
         return self._masks
 
     @property
@@ -142,7 +143,7 @@ class Batch:
     def undo(self, rows) -> np.ndarray:
         rows = np.asarray(rows, np.int64).reshape(-1)
         done = np.zeros(rows.shape[0], np.bool_)
-        undo_rows(self.state, self.cfg, rows, done)
+        undo_rows(thread_states(self.state), self.cfg, rows, done)
         return done
 
     @property

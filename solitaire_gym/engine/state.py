@@ -114,31 +114,37 @@ def _arrays(s):
     )
 
 
-@nb.njit(cache=True)
-def thread_view(s):
-    """A new :class:`State` object over the same arrays, for one chunk of a parallel loop.
+def thread_states(s: State) -> tuple[State, ...]:
+    """One :class:`State` object over ``s``'s arrays for each thread numba can start
+    (``numba.config.NUMBA_NUM_THREADS``), one per part of a parallel loop (:func:`part_rows`).
+    A tuple's length is part of its type, so the count is fixed for the process: with
+    ``numba.set_num_threads`` lower, a thread works through several parts.
 
-    Every kernel call that passes a state touches its reference count, an atomic operation on
-    one shared word; two threads doing that millions of times a second fight over its cache line
-    and the loop runs no faster on two cores than on one (measured: move generation over 4096
-    games, 1.22 µs per game on two threads against 1.25 on one). Each chunk of a ``prange`` loop
-    works through its own view instead (:func:`chunk_rows`)."""
-    return State(*_arrays(s))
-
-
-CHUNK_ROWS = 32  # rows per chunk of a parallel loop: one view each, enough chunks to balance
+    Inside a kernel every read of a state field touches that array's reference count, an atomic
+    add on a word shared by every thread that uses the same array object. Two threads doing that
+    millions of times a second fight over its cache line: move generation plus observation over
+    4096 games ran 1.65× faster on two threads than on one, with these states 2.0×
+    (``benchmarks/bench_scaling.py``). A state made here, in Python, wraps each array in reference
+    counts of its own; one made inside compiled code would share them. Made once per state,
+    then reused."""
+    views = s.__dict__.get("_thread_states")
+    if views is None:
+        views = tuple(State(*s.arrays()) for _ in range(nb.config.NUMBA_NUM_THREADS))
+        s.__dict__["_thread_states"] = views
+    return views
 
 
 @nb.njit(cache=True, inline="always")
-def n_chunks(n: int) -> int:
-    """How many chunks a parallel loop over ``n`` rows is cut into."""
-    return max(1, (n + CHUNK_ROWS - 1) // CHUNK_ROWS)
+def part_rows(n: int, parts: int, t: int) -> tuple[int, int]:
+    """Rows ``lo … hi-1`` of part ``t`` of ``parts`` over ``n`` rows (contiguous, even sizes)."""
+    return t * n // parts, (t + 1) * n // parts
 
 
-@nb.njit(cache=True, inline="always")
-def chunk_rows(n: int, chunks: int, t: int) -> tuple[int, int]:
-    """Rows ``lo … hi-1`` of chunk ``t`` of ``chunks`` over ``n`` rows."""
-    return t * n // chunks, (t + 1) * n // chunks
+def split_rows(a: np.ndarray, parts: int) -> tuple[np.ndarray, ...]:
+    """``a``'s rows cut as :func:`part_rows` cuts them, as views made in Python (each with its own
+    reference count inside a kernel, like :func:`thread_states`)."""
+    n = a.shape[0]
+    return tuple(a[t * n // parts : (t + 1) * n // parts] for t in range(parts))
 
 
 def allocate(batch: int, n_cards: int, undo_depth: int = 0) -> State:

@@ -16,6 +16,7 @@ from solitaire_gym.engine import actions as engine_actions
 from solitaire_gym.engine import position
 from solitaire_gym.engine.batch import Batch
 from solitaire_gym.engine.rules import R_BAD_ACTION, refusal_text
+from solitaire_gym.engine.state import split_rows, thread_states
 from solitaire_gym.engine.variants import (
     G_COLS,
     L_CELLS,
@@ -135,9 +136,12 @@ class EnvCore:
     # rows
     def refresh(self, rows: np.ndarray, deals: np.ndarray | None = None) -> None:
         """Recompute the env buffers of ``rows``, dealing ``deals`` into them first if given."""
-        kernel = kernels.refresh_rows if rows.size >= PARALLEL_MIN else kernels.refresh_rows_serial
+        if rows.size >= PARALLEL_MIN:
+            kernel, s = kernels.refresh_rows, thread_states(self.state)
+        else:
+            kernel, s = kernels.refresh_rows_serial, self.state
         kernel(
-            self.state, self.cfg, self.mode, self.n_base, self.opts.undo,
+            s, self.cfg, self.mode, self.n_base, self.opts.undo,
             rows, self._no_deals if deals is None else deals,
             self.masks, self.counts, self.won, self.obs,
         )  # fmt: skip
@@ -246,13 +250,22 @@ class EnvCore:
             act[redeal] = kernels.ROW_DEAL
             self._new_deals[redeal] = deals
             self.deals[redeal] = deals
-        kernel = kernels.step_rows if self.num >= PARALLEL_MIN else kernels.step_rows_serial
-        kernel(
-            self.state, self.cfg, self.mode, self.n_base, self.opts.undo,
-            self.reward_mode, self.opts.illegal_penalty, act, self._new_deals,
-            self.rewards, self.reasons, self.engine_act,
-            self.masks, self.counts, self.won, self.obs,
-        )  # fmt: skip
+        if self.num >= PARALLEL_MIN:
+            views = thread_states(self.state)
+            kernels.step_rows(
+                views, self.cfg, self.mode, self.n_base, self.opts.undo,
+                self.reward_mode, self.opts.illegal_penalty, act, self._new_deals,
+                self.rewards, self.reasons, self.engine_act,
+                split_rows(self.masks, len(views)), self.counts, self.won,
+                split_rows(self.obs, len(views)),
+            )  # fmt: skip
+        else:
+            kernels.step_rows_serial(
+                self.state, self.cfg, self.mode, self.n_base, self.opts.undo,
+                self.reward_mode, self.opts.illegal_penalty, act, self._new_deals,
+                self.rewards, self.reasons, self.engine_act,
+                self.masks, self.counts, self.won, self.obs,
+            )  # fmt: skip
 
     def refusal(self, row: int) -> str:
         code = int(self.reasons[row])

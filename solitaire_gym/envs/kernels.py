@@ -22,7 +22,7 @@ from solitaire_gym.engine.play import play, undo
 from solitaire_gym.engine.rules import R_BAD_ACTION, check_move, is_won
 from solitaire_gym.engine.scoring import score_delta
 from solitaire_gym.engine.shuffle import deal_into
-from solitaire_gym.engine.state import chunk_rows, n_chunks, thread_view
+from solitaire_gym.engine.state import part_rows
 from solitaire_gym.engine.taps import WHERE_CELL, WHERE_WASTE, double_tap
 from solitaire_gym.engine.variants import G_COLS, L_CELLS, L_DRAW, L_N, L_STOCK
 from solitaire_gym.envs.observation import observe
@@ -131,9 +131,10 @@ def step_row(
 
 @nb.njit(cache=True, inline="always")
 def _step_one(
-    s, b, cfg, mode, n_base, undo_on, reward_mode, penalty, act, deals,
+    s, b, i, cfg, mode, n_base, undo_on, reward_mode, penalty, act, deals,
     rewards, reasons, engine_act, masks, counts, won, obs,
 ):  # fmt: skip
+    """Row ``b``; its mask and observation are ``masks[i]`` and ``obs[i]``."""
     if act[b] == ROW_DEAL:
         deal_into(s, b, cfg, np.uint64(deals[b]))
     if act[b] >= 0:
@@ -144,29 +145,35 @@ def _step_one(
     else:
         rewards[b] = 0.0
         reasons[b] = 0
-    counts[b] = env_mask(s, b, cfg, mode, n_base, undo_on, masks[b])
+    counts[b] = env_mask(s, b, cfg, mode, n_base, undo_on, masks[i])
     won[b] = is_won(s, b, cfg)
-    observe(s, b, cfg, obs[b])
+    observe(s, b, cfg, obs[i])
 
 
 @nb.njit(cache=True, parallel=True)
 def step_rows(
-    s, cfg, mode, n_base, undo_on, reward_mode, penalty, act, deals,
-    rewards, reasons, engine_act, masks, counts, won, obs,
+    views, cfg, mode, n_base, undo_on, reward_mode, penalty, act, deals,
+    rewards, reasons, engine_act, mask_parts, counts, won, obs_parts,
 ):  # fmt: skip
     """Step every row whose ``act`` is >= 0; a row with ``ROW_DEAL`` gets deal ``deals[b]``
     first; every row gets its mask and observation recomputed. One parallel launch per env step.
-    Arrays: ``act``, ``deals`` (B,) int64; ``rewards`` (B,) float32; ``reasons``, ``engine_act``
-    (B,) int64; ``masks`` (B, n_actions) int8; ``counts`` (B,) int32; ``won`` (B,) bool;
-    ``obs`` (B, obs_size) float32."""
+
+    The rows are cut into ``len(views)`` parts (``state.part_rows``); part ``t`` works through
+    its own state object ``views[t]`` (``state.thread_states``) and its own views
+    ``mask_parts[t]``, ``obs_parts[t]`` of the mask and observation rows (``state.split_rows``):
+    taking a row of an array touches the array's reference count, which the threads must not
+    share. Arrays: ``act``, ``deals`` (B,) int64; ``rewards`` (B,) float32; ``reasons``,
+    ``engine_act`` (B,) int64; masks (B, n_actions) int8; ``counts`` (B,) int32; ``won`` (B,)
+    bool; observations (B, obs_size) float32."""
     n = act.shape[0]
-    chunks = n_chunks(n)
-    for t in nb.prange(chunks):
-        v = thread_view(s)  # one state object per chunk: no shared reference count
-        lo, hi = chunk_rows(n, chunks, t)
+    for t in nb.prange(len(views)):
+        v = views[t]
+        masks = mask_parts[t]
+        obs = obs_parts[t]
+        lo, hi = part_rows(n, len(views), t)
         for b in range(lo, hi):
             _step_one(
-                v, b, cfg, mode, n_base, undo_on, reward_mode, penalty, act, deals,
+                v, b, b - lo, cfg, mode, n_base, undo_on, reward_mode, penalty, act, deals,
                 rewards, reasons, engine_act, masks, counts, won, obs,
             )  # fmt: skip
 
@@ -176,10 +183,11 @@ def step_rows_serial(
     s, cfg, mode, n_base, undo_on, reward_mode, penalty, act, deals,
     rewards, reasons, engine_act, masks, counts, won, obs,
 ):  # fmt: skip
-    """:func:`step_rows` on one thread: for small batches, where waking threads costs more."""
+    """:func:`step_rows` on one thread, with the state and whole arrays: for small batches, where
+    waking threads costs more."""
     for b in range(act.shape[0]):
         _step_one(
-            s, b, cfg, mode, n_base, undo_on, reward_mode, penalty, act, deals,
+            s, b, b, cfg, mode, n_base, undo_on, reward_mode, penalty, act, deals,
             rewards, reasons, engine_act, masks, counts, won, obs,
         )  # fmt: skip
 
@@ -196,7 +204,7 @@ def _refresh_one(s, cfg, mode, n_base, undo_on, rows, deals, masks, counts, won,
 
 @nb.njit(cache=True, parallel=True)
 def refresh_rows(
-    s,
+    views,
     cfg: np.ndarray,
     mode: int,
     n_base: int,
@@ -209,12 +217,12 @@ def refresh_rows(
     obs: np.ndarray,
 ) -> None:
     """Deal ``deals[i]`` into row ``rows[i]`` (when ``deals`` is not empty) and recompute the
-    mask, legal count, won flag and observation of those rows."""
+    mask, legal count, won flag and observation of those rows. ``views``: as in
+    :func:`step_rows`."""
     n = rows.shape[0]
-    chunks = n_chunks(n)
-    for t in nb.prange(chunks):
-        v = thread_view(s)
-        lo, hi = chunk_rows(n, chunks, t)
+    for t in nb.prange(len(views)):
+        v = views[t]
+        lo, hi = part_rows(n, len(views), t)
         for i in range(lo, hi):
             _refresh_one(v, cfg, mode, n_base, undo_on, rows, deals, masks, counts, won, obs, i)
 

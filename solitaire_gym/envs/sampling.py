@@ -7,6 +7,8 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
+from solitaire_gym.engine.state import part_rows
+
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 
 
@@ -20,18 +22,32 @@ def _mix(z: np.uint64) -> np.uint64:
 PARALLEL_MIN_ROWS = 2048  # below this, waking the threads costs more than the draws
 
 
+BLOCK = 32  # mask bytes counted at once while looking for the chosen legal action
+
+
 @nb.njit(cache=True, inline="always")
 def _sample_row(masks: np.ndarray, seed: np.uint64, out: np.ndarray, b: int) -> None:
-    row = masks[b]
+    # masks[b, a], not a row view: taking a view touches the array's reference count, a word
+    # every thread would share.
+    width = masks.shape[1]
     n = 0
-    for a in range(row.shape[0]):
-        n += row[a] != 0  # no branch: the compiler vectorises this count
+    for a in range(width):
+        n += masks[b, a] != 0  # no branch: the compiler vectorises this count
     if n == 0:
         out[b] = 0
         return
     k = np.int64(_mix(seed + _GOLDEN * np.uint64(b + 1)) % np.uint64(n))
-    for a in range(row.shape[0]):
-        if row[a]:
+    start = 0  # skip whole blocks before the k-th legal action (masks are mostly zeros)
+    while start + BLOCK <= width:
+        c = 0
+        for a in range(start, start + BLOCK):
+            c += masks[b, a] != 0
+        if k < c:
+            break
+        k -= c
+        start += BLOCK
+    for a in range(start, width):
+        if masks[b, a]:
             if k == 0:
                 out[b] = a
                 return
@@ -39,9 +55,12 @@ def _sample_row(masks: np.ndarray, seed: np.uint64, out: np.ndarray, b: int) -> 
 
 
 @nb.njit(cache=True, parallel=True)
-def _sample(masks: np.ndarray, seed: np.uint64, out: np.ndarray) -> None:
-    for b in nb.prange(masks.shape[0]):
-        _sample_row(masks, seed, out, b)
+def _sample(masks: np.ndarray, seed: np.uint64, out: np.ndarray, parts: int) -> None:
+    n = masks.shape[0]
+    for t in nb.prange(parts):
+        lo, hi = part_rows(n, parts, t)
+        for b in range(lo, hi):
+            _sample_row(masks, seed, out, b)
 
 
 @nb.njit(cache=True)
@@ -57,6 +76,9 @@ def random_legal_actions(masks: np.ndarray, rng: np.random.Generator) -> np.ndar
     if masks.ndim != 2:
         raise ValueError(f"masks must be a 2-D (games, actions) array, not shape {masks.shape}")
     out = np.zeros(masks.shape[0], np.int64)
-    kernel = _sample if masks.shape[0] >= PARALLEL_MIN_ROWS else _sample_serial
-    kernel(masks, np.uint64(rng.integers(0, 2**63)), out)
+    seed = np.uint64(rng.integers(0, 2**63))
+    if masks.shape[0] >= PARALLEL_MIN_ROWS:
+        _sample(masks, seed, out, nb.get_num_threads())
+    else:
+        _sample_serial(masks, seed, out)
     return out
