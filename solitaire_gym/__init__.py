@@ -4,6 +4,9 @@ import os
 
 import numba
 
+# Before any kernel is loaded, a numba cache compiled from older sources is dropped (_cache).
+from solitaire_gym import _cache  # noqa: F401
+
 # The batched kernels launch one parallel loop per env step. numba's OpenMP layer costs ~10 ms
 # per launch whenever the cores are busy (e.g. beside a torch learner), its workqueue layer does
 # not (benchmarks/bench_engine.py --threading-layer). Kept if the user chose a layer.
