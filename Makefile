@@ -37,6 +37,7 @@ bench: $(STAMP_DEV)
 	$(BIN)/pip install --quiet -e '.[bench]'
 	$(BIN)/python benchmarks/bench_engine.py
 	$(BIN)/python benchmarks/bench_envs.py
+	$(BIN)/python benchmarks/bench_scaling.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info

@@ -95,6 +95,7 @@ def _enumerate(s, b: int, cfg: np.ndarray, out: np.ndarray, as_mask: bool) -> in
     tab_len = s.tab_len
     wanted = np.uint64(0)
     empty_col = False
+    lanes = np.uint64(0)  # 4 bits per column: 1 + the rank of its top card, 0 when empty
     for dst in range(cols):
         hd = tab_len[b, dst]
         if hd == 0:
@@ -102,6 +103,7 @@ def _enumerate(s, b: int, cfg: np.ndarray, out: np.ndarray, as_mask: bool) -> in
             continue
         target = tab[b, dst, hd - 1]
         r = rank_of(target)
+        lanes |= np.uint64(r + 1) << np.uint64(4 * dst)
         if r > 0:
             for suit in range(4):
                 if fits_on(cfg, suit * 13 + r - 1, target):
@@ -128,15 +130,17 @@ def _enumerate(s, b: int, cfg: np.ndarray, out: np.ndarray, as_mask: bool) -> in
         for dst in range(cols):
             if dst == src:
                 continue
-            hd = tab_len[b, dst]
-            if hd == 0:
+            lane = np.int64((lanes >> np.uint64(4 * dst)) & np.uint64(15))
+            if lane == 0:  # an empty column
                 n = KING - top_rank + 1
                 if n > movable:
                     continue
             else:
-                target = tab[b, dst, hd - 1]
-                n = rank_of(target) - top_rank
-                if n < 1 or n > movable or not fits_on(cfg, tab[b, src, h - n], target):
+                n = lane - 1 - top_rank  # the run length whose lowest card is one rank below
+                if n < 1 or n > movable:
+                    continue
+                target = tab[b, dst, tab_len[b, dst] - 1]
+                if not fits_on(cfg, tab[b, src, h - n], target):
                     continue
             if n > 1:
                 if in_seq < 0:

@@ -136,14 +136,37 @@ def foundation_for(s, b: int, cfg: np.ndarray, card: int) -> int:
     return p if s.found[b, p] == r else -1
 
 
-@nb.njit(cache=True, inline="always")
-def fits_on(cfg: np.ndarray, card: int, target: int) -> bool:
-    """Tableau building: may ``card`` lie on ``target``?"""
+@nb.njit(cache=True)
+def builds_on(seahaven: bool, card: int, target: int) -> bool:
+    """The tableau building rule: ``card`` may lie on ``target`` when it is one rank lower and,
+    in Seahaven Towers, of the same suit; in the Klondike games, of the other colour."""
     if rank_of(card) + 1 != rank_of(target):
         return False
-    if cfg[G_GAME] == SEAHAVEN:
+    if seahaven:
         return suit_of(card) == suit_of(target)
     return is_red(card) != is_red(target)
+
+
+# builds_on for every pair of card ids, by game (index 1: Seahaven Towers). Move generation asks
+# it millions of times a second; a lookup in this 5 KB table (it stays in the L1 cache) is
+# several times quicker than the rank and colour arithmetic. It is built from the rule above.
+@nb.njit(cache=True)
+def _builds_on_table() -> np.ndarray:
+    table = np.zeros((2, 52, 52), np.bool_)
+    for g in range(2):
+        for c in range(52):
+            for t in range(52):
+                table[g, c, t] = builds_on(g == 1, c, t)
+    return table
+
+
+BUILDS_ON = _builds_on_table()
+
+
+@nb.njit(cache=True, inline="always")
+def fits_on(cfg: np.ndarray, card: int, target: int) -> bool:
+    """Tableau building: may ``card`` lie on ``target``? (:func:`builds_on`, by table.)"""
+    return BUILDS_ON[np.int64(cfg[G_GAME] == SEAHAVEN), np.int64(card), np.int64(target)]
 
 
 @nb.njit(cache=True, inline="always")
