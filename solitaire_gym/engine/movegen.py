@@ -125,23 +125,26 @@ def _enumerate(s, b: int, cfg: np.ndarray, out: np.ndarray, as_mask: bool) -> in
             n += 1
         if not hit:
             continue
-        in_seq = -1  # in_sequence_len, computed the first time a run of 2+ needs it
+        # Which columns could take a run from here: worked out for all of them without a branch
+        # (whether a column qualifies is as good as random, and a mispredicted branch costs more
+        # than the arithmetic), then only those are looked at.
         top_rank = rank_of(tab[b, src, h - 1])
+        king_n = KING - top_rank + 1  # the run length a King-led run into an empty column has
+        cand = np.uint64(0)
         for dst in range(cols):
-            if dst == src:
+            lane = np.int64((lanes >> np.uint64(4 * dst)) & np.uint64(15))
+            n = lane - 1 - top_rank  # the run whose lowest card is one rank below the top
+            in_range = (lane != 0) & (n >= 1) & (n <= movable)
+            low = tab[b, src, h - (n if in_range else 1)]
+            target = tab[b, dst, max(tab_len[b, dst] - 1, 0)]
+            ok = (in_range & fits_on(cfg, low, target)) | ((lane == 0) & (king_n <= movable))
+            cand |= np.uint64(ok & (dst != src)) << np.uint64(dst)
+        in_seq = -1  # in_sequence_len, computed the first time a run of 2+ needs it
+        for dst in range(cols if cand else 0):
+            if not (cand >> np.uint64(dst)) & np.uint64(1):
                 continue
             lane = np.int64((lanes >> np.uint64(4 * dst)) & np.uint64(15))
-            if lane == 0:  # an empty column
-                n = KING - top_rank + 1
-                if n > movable:
-                    continue
-            else:
-                n = lane - 1 - top_rank  # the run length whose lowest card is one rank below
-                if n < 1 or n > movable:
-                    continue
-                target = tab[b, dst, tab_len[b, dst] - 1]
-                if not fits_on(cfg, tab[b, src, h - n], target):
-                    continue
+            n = king_n if lane == 0 else lane - 1 - top_rank
             if n > 1:
                 if in_seq < 0:
                     in_seq = in_sequence_len(s, b, cfg, src)

@@ -87,8 +87,7 @@ def observe(s, b: int, cfg: np.ndarray, out: np.ndarray) -> None:
             r, seen0, seen1 = _row(seen0, seen1, decks, tab[b, c, i])
             out[r + c] = 1.0
             out[r + F_DEPTH] = (h - 1 - i) / DEPTH_SCALE
-            if i < tab_down[b, c]:
-                out[r + F_DOWN] = 1.0
+            out[r + F_DOWN] = i < tab_down[b, c]  # no branch: which cards are down is random
     for p in range(cfg[G_PILES]):
         suit = pile_suit(cfg, p)
         for rank in range(found[b, p]):
@@ -108,12 +107,13 @@ def observe(s, b: int, cfg: np.ndarray, out: np.ndarray) -> None:
         if cells[b, k] >= 0:
             r, seen0, seen1 = _row(seen0, seen1, decks, cells[b, k])
             out[r + F_CELL + k] = 1.0
+    # Written for every card, seen or not: a branch on a random bit costs a misprediction about
+    # every other card, more than the store.
     for face in range(52):
-        bit = np.uint64(1) << np.uint64(face)
-        if not (seen0 & bit):
-            out[face * decks * CARD_FEATURES + F_UNSEEN] = 1.0
-        if decks == 2 and not (seen1 & bit):
-            out[(face * decks + 1) * CARD_FEATURES + F_UNSEEN] = 1.0
+        out[face * decks * CARD_FEATURES + F_UNSEEN] = not ((seen0 >> np.uint64(face)) & 1)
+    if decks == 2:
+        for face in range(52):
+            out[(face * 2 + 1) * CARD_FEATURES + F_UNSEEN] = not ((seen1 >> np.uint64(face)) & 1)
     base = n * CARD_FEATURES
     empty = 0
     for c in range(cfg[G_COLS]):
