@@ -53,7 +53,10 @@ position into a lost one are played without branching (they are still moves of t
 column bottoms provably can never be taken apart (``dead_end``: the cards they could move onto
 stay buried, and the foundation of the top card lacks a lower card of its suit that lies frozen
 too), no play wins from it and it is marked proven lost at once. Many deals are lost at the
-root that way, and many lost subtrees are cut short.
+root that way, and many lost subtrees are cut short. The root gets the strong form of the test
+(a card in the stock, the waste or on a foundation reaches a column only onto a card it fits on,
+so it stays out of reach when those do): it costs more, and decides a few more deals at the root
+only.
 
 **Visited set and exactness.** A node is entered at most once per run: a child whose key is in
 the table is not expanded again. Every winnable node has a generated child strictly closer to a
@@ -448,8 +451,46 @@ def autoplay(s, cfg: np.ndarray, recs: np.ndarray, top: int, flags: int) -> int:
 # ---- dead ends -------------------------------------------------------------------------------
 
 
+@nb.njit(cache=True, inline="always")
+def _held(loc: np.ndarray, fh: np.ndarray, c: int, i: int, card: int, bound: bool) -> bool:
+    """Does ``card`` stay where it is until ``c[0 .. i]`` changes: in ``c[0 .. i]``, or under a
+    frozen card of another column (``bound``: under any card of another column)?"""
+    lc = loc[card]
+    if lc < 0:
+        return False
+    d = lc >> 6
+    if d == c:
+        return (lc & 63) <= i
+    return bound or (lc & 63) + 1 < fh[d]
+
+
 @nb.njit(cache=True)
-def _stays(s, cfg: np.ndarray, loc: np.ndarray, fh: np.ndarray, c: int, lo: int, i: int) -> bool:
+def _unreachable(
+    cfg: np.ndarray, loc: np.ndarray, fh: np.ndarray, c: int, i: int, t: int, bound: bool
+) -> bool:
+    """The strong test's view of a card ``t`` that a card of ``c[0 .. i]`` fits on: can ``t``
+    never be the top card of a column other than ``c`` before ``c[0 .. i]`` changes? On a
+    column: if it is held (``_held``). In the stock, the waste or on a foundation: if it is not a
+    King and every card it fits on is held (it can come to a column only onto one of those; onto
+    ``c[i]`` itself it is no use to ``c[0 .. i]``, and it leaves ``c`` only onto a card it fits
+    on)."""
+    if loc[t] >= 0:
+        return _held(loc, fh, c, i, t, bound)
+    if t % 13 == 12:
+        return False
+    for p_su in range(4):
+        p = p_su * 13 + t % 13 + 1
+        if not fits_on(cfg, t, p):
+            continue
+        if not _held(loc, fh, c, i, p, bound):
+            return False
+    return True
+
+
+@nb.njit(cache=True)
+def _stays(
+    s, cfg: np.ndarray, loc: np.ndarray, fh: np.ndarray, c: int, lo: int, i: int, strong: bool
+) -> bool:
     """Can the cards ``c[0 .. i]`` never change, given that the bottom ``fh[d]`` cards of every
     column ``d`` never change (see ``dead_end``)? ``c[lo .. i]`` is the ordered group ending at
     height ``i``."""
@@ -461,6 +502,10 @@ def _stays(s, cfg: np.ndarray, loc: np.ndarray, fh: np.ndarray, c: int, lo: int,
         for t_su in range(4):  # the cards it could go onto must stay covered
             t = t_su * 13 + rb + 1
             if not fits_on(cfg, b, t):
+                continue
+            if strong:
+                if not _unreachable(cfg, loc, fh, c, i, t, False):
+                    return False
                 continue
             lt = loc[t]
             if lt < 0:  # stock, waste or foundation: may come within reach
@@ -487,7 +532,7 @@ def _stays(s, cfg: np.ndarray, loc: np.ndarray, fh: np.ndarray, c: int, lo: int,
 
 
 @nb.njit(cache=True)
-def dead_end(s, cfg: np.ndarray, loc: np.ndarray) -> bool:
+def dead_end(s, cfg: np.ndarray, loc: np.ndarray, strong: bool = False) -> bool:
     """Solitaire Réfléchi: is row 0 provably lost because some column bottoms can never be taken
     apart? ``loc``: scratch (at least 52 + columns entries).
 
@@ -506,7 +551,13 @@ def dead_end(s, cfg: np.ndarray, loc: np.ndarray) -> bool:
     of them. So a frozen card never moves, never reaches its foundation, and no play wins. This
     concludes something about the position only: no move is left out of a position that can
     still be won. (Checked against every position along the 1777 solutions of the solvability
-    study, and by the reference search on random positions, see the tests.)"""
+    study, and by the reference search on random positions, see the tests.)
+
+    ``strong``: a card ``t`` that ``c[q]`` fits on and that lies in the stock, the waste or on a
+    foundation does not count as within reach when it is not a King and every card ``t`` fits on
+    is held as above (``_unreachable``): ``t`` comes to a column only onto one of those (or onto
+    ``c[i]`` itself, above ``c[q]``, and it leaves ``c`` again only onto one of those). Costlier;
+    the search uses it at the root, where it decides some deals the plain test leaves open."""
     if cfg[G_GAME] != REFLECHI:
         return False
     cols = cfg[G_COLS]
@@ -532,6 +583,11 @@ def dead_end(s, cfg: np.ndarray, loc: np.ndarray) -> bool:
                 for t_su in range(4):
                     t = t_su * 13 + b % 13 + 1
                     if fits_on(cfg, b, t):
+                        if strong:
+                            if not _unreachable(cfg, loc, fh, c, i, t, True):
+                                pinned = False
+                                break
+                            continue
                         lt = loc[t]
                         if lt < 0 or (lt >> 6 == c and (lt & 63) > i):
                             pinned = False
@@ -564,7 +620,7 @@ def dead_end(s, cfg: np.ndarray, loc: np.ndarray) -> bool:
                     cfg, np.int64(s.tab[0, c, lo]), np.int64(s.tab[0, c, lo - 1])
                 ):
                     lo -= 1
-                if _stays(s, cfg, loc, fh, c, lo, i):
+                if _stays(s, cfg, loc, fh, c, lo, i, strong):
                     fh[c] = i + 1
                     break
             if fh[c] != h:
@@ -815,7 +871,7 @@ def _enter_root(
     if code == TT_DEAD:
         return ST_EXHAUSTED
     ctl[C_TT] += fresh
-    if not (ctl[C_FLAGS] & FL_NO_DEADEND) and dead_end(s, cfg, tmp):
+    if not (ctl[C_FLAGS] & FL_NO_DEADEND) and dead_end(s, cfg, tmp, True):
         tt_kill(tt1, tt2, tti, h1, h2)
         ctl[C_DEAD] += 1
         ctl[C_DEADEND] += 1
