@@ -76,6 +76,16 @@ connected components make the work of a run outlive it: when a component is clos
 win, all its nodes are lost whatever the order, and are marked DEAD for good; the rest of the
 table goes stale. The root marked DEAD is a proof that the deal is lost.
 
+**Runs without take-backs.** In Solitaire Réfléchi with draw 3 the driver gives a share of the
+nodes to side runs that try no take-back from a foundation (``FL_NO_TAKEBACK``): most solutions
+need none, and without them a lost subtree is far smaller, so such a run finds a win much sooner.
+A node where a take-back was left out is *incomplete*, and so is every node above it on the path
+and every node that reaches a node closed incomplete (``F_INC``, propagated like the low link); a
+component that closes incomplete is not proven lost but marked ``CLOSED`` for the rest of the run
+(a child found so counts as incomplete), a complete one is marked DEAD as in any run: everything
+reachable from it was searched with every move. A side run that ends at the root incomplete
+(``ST_RUN_DONE``) proves nothing; the driver then stops giving side runs.
+
 **Checking the reductions.** Each reduction can be switched off (``FL_*``); with all of them off
 (and no restarts) the search is a plain exhaustive search over exact positions and every legal
 move, against which the tests compare the verdicts.
@@ -139,6 +149,7 @@ ST_GROW_MOVES = 6
 ST_GROW_TSTACK = 7
 ST_GROW_WALK = 8
 ST_BUG = 9  # a move the search was about to play is illegal: a solver bug
+ST_RUN_DONE = 10  # a run without take-backs ended without a win or a proof: restart
 
 # ---- ctl slots ---------------------------------------------------------------------------------
 C_DEPTH = 0  # index of the top frame
@@ -158,7 +169,8 @@ C_DEAD = 13  # positions proven lost
 C_FLAGS = 14  # FL_* below: reductions switched off (for tests and measurements)
 C_WALK = 15  # stock-walk stack top
 C_DEADEND = 16  # new positions that dead_end() proved lost (not expanded)
-C_SIZE = 17
+C_SKIPPED = 17  # set by gen_moves when it left out a move that FL_NO_TAKEBACK alone forbids
+C_SIZE = 18
 
 # Reductions can be switched off one by one (ctl[C_FLAGS]); with all of them off the search is a
 # plain exhaustive depth-first search over exact positions and every legal move, which the tests
@@ -169,6 +181,9 @@ FL_NO_MACRO = 4  # stock taps are ordinary moves (implies FL_NO_LAZY and an exac
 FL_EXACT = 8  # keys of exact positions: no column, cell, pile or stock-split symmetry
 FL_NO_PRUNE = 16  # keep moves into any empty column, whole columns to empty ones, take-backs
 FL_NO_DEADEND = 32  # expand positions that dead_end() proves lost
+# Not a reduction: a run that tries no take-back from a foundation (the driver's side runs). It
+# proves lost only the components in which no take-back was left out (the others are CLOSED).
+FL_NO_TAKEBACK = 64
 
 # ---- Zobrist table layout (two rows, one per key) ----------------------------------------------
 SEQ = 105  # positions in the stock + waste sequence (104 cards) + 1
@@ -303,6 +318,7 @@ def position_key(
 DEAD = -1
 IDX_BITS = 40
 IDX_MASK = (1 << IDX_BITS) - 1
+CLOSED = IDX_MASK  # "index" of a node of this run whose component closed without a proof
 TT_NEW = 0
 TT_DEAD = 1
 TT_OPEN = 2
@@ -336,13 +352,15 @@ def tt_enter(
 
 
 @nb.njit(cache=True)
-def tt_kill(t1: np.ndarray, t2: np.ndarray, ti: np.ndarray, h1: np.uint64, h2: np.uint64) -> None:
-    """Mark a stored key proven lost."""
+def tt_kill(
+    t1: np.ndarray, t2: np.ndarray, ti: np.ndarray, h1: np.uint64, h2: np.uint64, v: int = DEAD
+) -> None:
+    """Mark a stored key proven lost (or store ``v`` for it)."""
     m = t1.shape[0] - 1
     i = np.int64(h1 & np.uint64(m))
     while True:
         if t1[i] == h1 and t2[i] == h2:
-            ti[i] = DEAD
+            ti[i] = v
             return
         i = (i + 1) & m
 
@@ -748,7 +766,8 @@ def gen_moves(
             continue  # the stock macros below play these
         if rkind != R_NONE and not _allowed(s, rkind, rcol, kind, src, dst, -1):
             continue
-        if (flags & 64) and kind == K_FT:
+        if (flags & FL_NO_TAKEBACK) and kind == K_FT:
+            ctl[C_SKIPPED] = 1
             continue
         if not prune:
             pass
@@ -858,7 +877,8 @@ F_TPOS = 6
 F_WKS = 7  # the node's stock walk: wkc/wkj[F_WKS .. F_WKE-1]
 F_WKE = 8
 F_WKTOP = 9  # walk-stack top before the node
-F_SIZE = 10
+F_INC = 10  # 1: a take-back was left out at the node or below it (FL_NO_TAKEBACK runs)
+F_SIZE = 11
 
 
 @nb.njit(cache=True)
@@ -885,7 +905,9 @@ def _enter_root(
     if cfg[L_STOCK] and not (ctl[C_FLAGS] & FL_NO_MACRO):
         we = stock_walk(s, cfg, tmp, seen, wkc, wkj, 0)
     ctl[C_WALK] = we
+    ctl[C_SKIPPED] = 0
     cnt = gen_moves(s, cfg, acts, moves, 0, sc, R_NONE, -1, ctl, wkc, wkj, 0, we)
+    frames[0, F_INC] = ctl[C_SKIPPED]
     frames[0, F_WKS] = 0
     frames[0, F_WKE] = we
     frames[0, F_WKTOP] = 0
@@ -992,16 +1014,24 @@ def search(
         cur = frames[depth, F_CUR]
         if cur >= frames[depth, F_END]:  # every move of this node tried: back up
             low = frames[depth, F_LOW]
+            inc = frames[depth, F_INC]
             if low == frames[depth, F_IDX]:  # a whole component explored, no win: lost
                 tp = frames[depth, F_TPOS]
-                for q in range(tsp - 1, tp - 1, -1):
-                    tt_kill(tt1, tt2, tti, ts1[q], ts2[q])
-                dead += tsp - tp
+                if inc:  # unless a take-back was left out in it or below it
+                    closed = (run << IDX_BITS) | CLOSED
+                    for q in range(tsp - 1, tp - 1, -1):
+                        tt_kill(tt1, tt2, tti, ts1[q], ts2[q], closed)
+                else:
+                    for q in range(tsp - 1, tp - 1, -1):
+                        tt_kill(tt1, tt2, tti, ts1[q], ts2[q])
+                    dead += tsp - tp
                 tsp = tp
             elif depth > 0 and low < frames[depth - 1, F_LOW]:
                 frames[depth - 1, F_LOW] = low
+            if inc and depth > 0:
+                frames[depth - 1, F_INC] = 1
             if depth == 0:
-                status = ST_EXHAUSTED
+                status = ST_RUN_DONE if inc else ST_EXHAUSTED
                 break
             r0 = frames[depth, F_REC]
             for r in range(top - 1, r0 - 1, -1):
@@ -1065,8 +1095,11 @@ def search(
         code, val = tt_enter(tt1, tt2, tti, h1, h2, (run << IDX_BITS) | index)
         if code != TT_NEW:
             hits += 1
-            if code == TT_OPEN and val < frames[depth, F_LOW]:
-                frames[depth, F_LOW] = val
+            if code == TT_OPEN:
+                if val == CLOSED:  # closed without a proof in this run: no proof here either
+                    frames[depth, F_INC] = 1
+                elif val < frames[depth, F_LOW]:
+                    frames[depth, F_LOW] = val
             for r in range(top - 1, r_start - 1, -1):
                 undo_record(s, 0, cfg, recs[r])
             top = r_start
@@ -1095,7 +1128,9 @@ def search(
             ws = wtop
             we = stock_walk(s, cfg, tmp, seen, wkc, wkj, wtop)
             wtop = we
+        ctl[C_SKIPPED] = 0
         cnt = gen_moves(s, cfg, acts, moves, mtop, sc, rkind, rcol, ctl, wkc, wkj, ws, we)
+        frames[depth, F_INC] = ctl[C_SKIPPED]
         frames[depth, F_WKS] = ws
         frames[depth, F_WKE] = we
         frames[depth, F_WKTOP] = wtop0
