@@ -83,6 +83,17 @@ def test_known_lost_deals(code):
 # Solitaire Réfléchi deals lost at the root by dead_end: deal 39 (draw 1) ran out of time without
 # it; deals 110 and 868 (draw 1) and 707 (draw 3) it had proven lost the long way.
 DEAD_AT_ROOT = ["TF1-D1N-AAAAABH", "TF1-D1N-AAAAADO", "TF1-D1N-AAAAA3E", "TF1-D3N-AAAAAWD"]
+# Lost at the root only by the strong test (a card off the columns that a card could go onto
+# comes to a column only onto a card it fits on): undecided in 10 s (and 30 s) without it. Deals
+# 414 and 494 of both draws, 285 and 504 of draw 1.
+DEAD_AT_ROOT_STRONG = [
+    "TF1-D3N-AAAAAM6",
+    "TF1-D3N-AAAAAPO",
+    "TF1-D1N-AAAAAM6",
+    "TF1-D1N-AAAAAPO",
+    "TF1-D1N-AAAAAI5",
+    "TF1-D1N-AAAAAPY",
+]
 # Won: by the solver before dead_end existed (TF1-D3N deal 955 is one that a faulty version of
 # it called lost), or by the greedy policy (TF1-D3N deal 137).
 WON = ["TF1-D3N-AAAAA53", "TF1-D3N-AAAAAEJ", "TF1-D1N-AAAAAAB", "TF1-D3N-AAAAAAD"]
@@ -92,6 +103,17 @@ WON = ["TF1-D3N-AAAAA53", "TF1-D3N-AAAAAEJ", "TF1-D1N-AAAAAAB", "TF1-D3N-AAAAAAD
 def test_dead_end_deals(code):
     r = solve(code, max_seconds=5)
     assert r.verdict == "unsolvable" and r.nodes == 0 and r.stats["dead_ends"] == 1
+
+
+@pytest.mark.parametrize("code", DEAD_AT_ROOT_STRONG)
+def test_strong_dead_end_at_the_root(code):
+    r = solve(code, max_seconds=5)
+    assert r.verdict == "unsolvable" and r.nodes == 0 and r.stats["dead_ends"] == 1
+    S = _Search(Game.from_code(code, undo_depth=0), 1)
+    loc = np.zeros(2 * K.SEQ + 8, np.int64)
+    K.autoplay(S.s, S.cfg, S.recs, 0, 0)
+    assert K.dead_end(S.s, S.cfg, loc, True)
+    assert not K.dead_end(S.s, S.cfg, loc)  # the per-node test does not see it
 
 
 def test_dead_end_keeps_verdicts():
@@ -112,6 +134,7 @@ def test_no_dead_end_on_a_winning_line(code):
     for move in [*r.solution, None]:
         S = _Search(g, 1)
         assert not K.dead_end(S.s, S.cfg, loc), (code, move)
+        assert not K.dead_end(S.s, S.cfg, loc, True), (code, move)
         if move is not None:
             g.play(move)
 
@@ -306,6 +329,45 @@ def test_verdicts_agree_with_reference(code, off):
 
 
 # ---- budgets and bad input -------------------------------------------------------------------
+
+
+# A take-back is needed: 4♦ covers 4♥ and 3♦, and both black 5s are on their foundations, so one
+# of them comes back onto the 6♥ to take the 4♦. The first run (a side run without take-backs)
+# ends without a win; it must not leave the root proven lost.
+TAKE_BACK = _position(
+    "TF1-D3N-AAAAAAB",
+    [
+        ["3D", "4H", "4D"],
+        ["6H"],
+        ["KS", "QS", "JS", "TS", "9S", "8S", "7S", "6S"],
+        ["KC", "QC", "JC", "TC", "9C", "8C", "7C", "6C"],
+        ["KH", "QH", "JH", "TH", "9H", "8H", "7H", "5H"],
+        ["KD", "QD", "JD", "TD", "9D", "8D", "7D", "6D", "5D"],
+        [],
+    ],
+    ["5S", "3H", "2D", "5C"],
+    stock=[],
+    waste=[],
+)
+
+
+def test_take_back_needed():
+    r = solve(TAKE_BACK, max_seconds=10)
+    assert r.verdict == "solvable"
+    assert any(m.startswith("f") for m in r.solution), r.solution
+    assert _replays_to_win(TAKE_BACK, r.solution)
+    ref = solve(TAKE_BACK, max_seconds=30, _flags=REFERENCE, _restarts=False)
+    assert ref.verdict == "solvable"
+    # A run without take-backs alone proves nothing.
+    side = solve(TAKE_BACK, max_seconds=10, _flags=K.FL_NO_TAKEBACK, _restarts=False)
+    assert side.verdict == "unknown" and side.reason == "incomplete"
+
+
+def test_side_runs_find_what_full_runs_miss():
+    # TF1-D3N deal 540: undecided in 10 s (and 30 s) by full runs alone, won in about 210k nodes
+    # with side runs (the search is deterministic in nodes).
+    r = solve("TF1-D3N-AAAAAQ4", max_seconds=60, max_nodes=600_000)
+    assert r.verdict == "solvable"
 
 
 def test_tiny_budgets_give_unknown():

@@ -53,7 +53,10 @@ position into a lost one are played without branching (they are still moves of t
 column bottoms provably can never be taken apart (``dead_end``: the cards they could move onto
 stay buried, and the foundation of the top card lacks a lower card of its suit that lies frozen
 too), no play wins from it and it is marked proven lost at once. Many deals are lost at the
-root that way, and many lost subtrees are cut short.
+root that way, and many lost subtrees are cut short. The root gets the strong form of the test
+(a card in the stock, the waste or on a foundation reaches a column only onto a card it fits on,
+so it stays out of reach when those do): it costs more, and decides a few more deals at the root
+only.
 
 **Visited set and exactness.** A node is entered at most once per run: a child whose key is in
 the table is not expanded again. Every winnable node has a generated child strictly closer to a
@@ -72,6 +75,16 @@ Luby-sequence number of nodes, with the move scores randomly perturbed. Tarjan's
 connected components make the work of a run outlive it: when a component is closed without a
 win, all its nodes are lost whatever the order, and are marked DEAD for good; the rest of the
 table goes stale. The root marked DEAD is a proof that the deal is lost.
+
+**Runs without take-backs.** In Solitaire Réfléchi with draw 3 the driver gives a share of the
+nodes to side runs that try no take-back from a foundation (``FL_NO_TAKEBACK``): most solutions
+need none, and without them a lost subtree is far smaller, so such a run finds a win much sooner.
+A node where a take-back was left out is *incomplete*, and so is every node above it on the path
+and every node that reaches a node closed incomplete (``F_INC``, propagated like the low link); a
+component that closes incomplete is not proven lost but marked ``CLOSED`` for the rest of the run
+(a child found so counts as incomplete), a complete one is marked DEAD as in any run: everything
+reachable from it was searched with every move. A side run that ends at the root incomplete
+(``ST_RUN_DONE``) proves nothing; the driver then stops giving side runs.
 
 **Checking the reductions.** Each reduction can be switched off (``FL_*``); with all of them off
 (and no restarts) the search is a plain exhaustive search over exact positions and every legal
@@ -136,6 +149,7 @@ ST_GROW_MOVES = 6
 ST_GROW_TSTACK = 7
 ST_GROW_WALK = 8
 ST_BUG = 9  # a move the search was about to play is illegal: a solver bug
+ST_RUN_DONE = 10  # a run without take-backs ended without a win or a proof: restart
 
 # ---- ctl slots ---------------------------------------------------------------------------------
 C_DEPTH = 0  # index of the top frame
@@ -155,7 +169,8 @@ C_DEAD = 13  # positions proven lost
 C_FLAGS = 14  # FL_* below: reductions switched off (for tests and measurements)
 C_WALK = 15  # stock-walk stack top
 C_DEADEND = 16  # new positions that dead_end() proved lost (not expanded)
-C_SIZE = 17
+C_SKIPPED = 17  # set by gen_moves when it left out a move that FL_NO_TAKEBACK alone forbids
+C_SIZE = 18
 
 # Reductions can be switched off one by one (ctl[C_FLAGS]); with all of them off the search is a
 # plain exhaustive depth-first search over exact positions and every legal move, which the tests
@@ -166,6 +181,9 @@ FL_NO_MACRO = 4  # stock taps are ordinary moves (implies FL_NO_LAZY and an exac
 FL_EXACT = 8  # keys of exact positions: no column, cell, pile or stock-split symmetry
 FL_NO_PRUNE = 16  # keep moves into any empty column, whole columns to empty ones, take-backs
 FL_NO_DEADEND = 32  # expand positions that dead_end() proves lost
+# Not a reduction: a run that tries no take-back from a foundation (the driver's side runs). It
+# proves lost only the components in which no take-back was left out (the others are CLOSED).
+FL_NO_TAKEBACK = 64
 
 # ---- Zobrist table layout (two rows, one per key) ----------------------------------------------
 SEQ = 105  # positions in the stock + waste sequence (104 cards) + 1
@@ -300,6 +318,7 @@ def position_key(
 DEAD = -1
 IDX_BITS = 40
 IDX_MASK = (1 << IDX_BITS) - 1
+CLOSED = IDX_MASK  # "index" of a node of this run whose component closed without a proof
 TT_NEW = 0
 TT_DEAD = 1
 TT_OPEN = 2
@@ -333,13 +352,15 @@ def tt_enter(
 
 
 @nb.njit(cache=True)
-def tt_kill(t1: np.ndarray, t2: np.ndarray, ti: np.ndarray, h1: np.uint64, h2: np.uint64) -> None:
-    """Mark a stored key proven lost."""
+def tt_kill(
+    t1: np.ndarray, t2: np.ndarray, ti: np.ndarray, h1: np.uint64, h2: np.uint64, v: int = DEAD
+) -> None:
+    """Mark a stored key proven lost (or store ``v`` for it)."""
     m = t1.shape[0] - 1
     i = np.int64(h1 & np.uint64(m))
     while True:
         if t1[i] == h1 and t2[i] == h2:
-            ti[i] = DEAD
+            ti[i] = v
             return
         i = (i + 1) & m
 
@@ -448,8 +469,46 @@ def autoplay(s, cfg: np.ndarray, recs: np.ndarray, top: int, flags: int) -> int:
 # ---- dead ends -------------------------------------------------------------------------------
 
 
+@nb.njit(cache=True, inline="always")
+def _held(loc: np.ndarray, fh: np.ndarray, c: int, i: int, card: int, bound: bool) -> bool:
+    """Does ``card`` stay where it is until ``c[0 .. i]`` changes: in ``c[0 .. i]``, or under a
+    frozen card of another column (``bound``: under any card of another column)?"""
+    lc = loc[card]
+    if lc < 0:
+        return False
+    d = lc >> 6
+    if d == c:
+        return (lc & 63) <= i
+    return bound or (lc & 63) + 1 < fh[d]
+
+
 @nb.njit(cache=True)
-def _stays(s, cfg: np.ndarray, loc: np.ndarray, fh: np.ndarray, c: int, lo: int, i: int) -> bool:
+def _unreachable(
+    cfg: np.ndarray, loc: np.ndarray, fh: np.ndarray, c: int, i: int, t: int, bound: bool
+) -> bool:
+    """The strong test's view of a card ``t`` that a card of ``c[0 .. i]`` fits on: can ``t``
+    never be the top card of a column other than ``c`` before ``c[0 .. i]`` changes? On a
+    column: if it is held (``_held``). In the stock, the waste or on a foundation: if it is not a
+    King and every card it fits on is held (it can come to a column only onto one of those; onto
+    ``c[i]`` itself it is no use to ``c[0 .. i]``, and it leaves ``c`` only onto a card it fits
+    on)."""
+    if loc[t] >= 0:
+        return _held(loc, fh, c, i, t, bound)
+    if t % 13 == 12:
+        return False
+    for p_su in range(4):
+        p = p_su * 13 + t % 13 + 1
+        if not fits_on(cfg, t, p):
+            continue
+        if not _held(loc, fh, c, i, p, bound):
+            return False
+    return True
+
+
+@nb.njit(cache=True)
+def _stays(
+    s, cfg: np.ndarray, loc: np.ndarray, fh: np.ndarray, c: int, lo: int, i: int, strong: bool
+) -> bool:
     """Can the cards ``c[0 .. i]`` never change, given that the bottom ``fh[d]`` cards of every
     column ``d`` never change (see ``dead_end``)? ``c[lo .. i]`` is the ordered group ending at
     height ``i``."""
@@ -461,6 +520,10 @@ def _stays(s, cfg: np.ndarray, loc: np.ndarray, fh: np.ndarray, c: int, lo: int,
         for t_su in range(4):  # the cards it could go onto must stay covered
             t = t_su * 13 + rb + 1
             if not fits_on(cfg, b, t):
+                continue
+            if strong:
+                if not _unreachable(cfg, loc, fh, c, i, t, False):
+                    return False
                 continue
             lt = loc[t]
             if lt < 0:  # stock, waste or foundation: may come within reach
@@ -487,7 +550,7 @@ def _stays(s, cfg: np.ndarray, loc: np.ndarray, fh: np.ndarray, c: int, lo: int,
 
 
 @nb.njit(cache=True)
-def dead_end(s, cfg: np.ndarray, loc: np.ndarray) -> bool:
+def dead_end(s, cfg: np.ndarray, loc: np.ndarray, strong: bool = False) -> bool:
     """Solitaire Réfléchi: is row 0 provably lost because some column bottoms can never be taken
     apart? ``loc``: scratch (at least 52 + columns entries).
 
@@ -506,7 +569,13 @@ def dead_end(s, cfg: np.ndarray, loc: np.ndarray) -> bool:
     of them. So a frozen card never moves, never reaches its foundation, and no play wins. This
     concludes something about the position only: no move is left out of a position that can
     still be won. (Checked against every position along the 1777 solutions of the solvability
-    study, and by the reference search on random positions, see the tests.)"""
+    study, and by the reference search on random positions, see the tests.)
+
+    ``strong``: a card ``t`` that ``c[q]`` fits on and that lies in the stock, the waste or on a
+    foundation does not count as within reach when it is not a King and every card ``t`` fits on
+    is held as above (``_unreachable``): ``t`` comes to a column only onto one of those (or onto
+    ``c[i]`` itself, above ``c[q]``, and it leaves ``c`` again only onto one of those). Costlier;
+    the search uses it at the root, where it decides some deals the plain test leaves open."""
     if cfg[G_GAME] != REFLECHI:
         return False
     cols = cfg[G_COLS]
@@ -532,6 +601,11 @@ def dead_end(s, cfg: np.ndarray, loc: np.ndarray) -> bool:
                 for t_su in range(4):
                     t = t_su * 13 + b % 13 + 1
                     if fits_on(cfg, b, t):
+                        if strong:
+                            if not _unreachable(cfg, loc, fh, c, i, t, True):
+                                pinned = False
+                                break
+                            continue
                         lt = loc[t]
                         if lt < 0 or (lt >> 6 == c and (lt & 63) > i):
                             pinned = False
@@ -564,7 +638,7 @@ def dead_end(s, cfg: np.ndarray, loc: np.ndarray) -> bool:
                     cfg, np.int64(s.tab[0, c, lo]), np.int64(s.tab[0, c, lo - 1])
                 ):
                     lo -= 1
-                if _stays(s, cfg, loc, fh, c, lo, i):
+                if _stays(s, cfg, loc, fh, c, lo, i, strong):
                     fh[c] = i + 1
                     break
             if fh[c] != h:
@@ -692,7 +766,8 @@ def gen_moves(
             continue  # the stock macros below play these
         if rkind != R_NONE and not _allowed(s, rkind, rcol, kind, src, dst, -1):
             continue
-        if (flags & 64) and kind == K_FT:
+        if (flags & FL_NO_TAKEBACK) and kind == K_FT:
+            ctl[C_SKIPPED] = 1
             continue
         if not prune:
             pass
@@ -802,7 +877,8 @@ F_TPOS = 6
 F_WKS = 7  # the node's stock walk: wkc/wkj[F_WKS .. F_WKE-1]
 F_WKE = 8
 F_WKTOP = 9  # walk-stack top before the node
-F_SIZE = 10
+F_INC = 10  # 1: a take-back was left out at the node or below it (FL_NO_TAKEBACK runs)
+F_SIZE = 11
 
 
 @nb.njit(cache=True)
@@ -815,7 +891,7 @@ def _enter_root(
     if code == TT_DEAD:
         return ST_EXHAUSTED
     ctl[C_TT] += fresh
-    if not (ctl[C_FLAGS] & FL_NO_DEADEND) and dead_end(s, cfg, tmp):
+    if not (ctl[C_FLAGS] & FL_NO_DEADEND) and dead_end(s, cfg, tmp, True):
         tt_kill(tt1, tt2, tti, h1, h2)
         ctl[C_DEAD] += 1
         ctl[C_DEADEND] += 1
@@ -829,7 +905,9 @@ def _enter_root(
     if cfg[L_STOCK] and not (ctl[C_FLAGS] & FL_NO_MACRO):
         we = stock_walk(s, cfg, tmp, seen, wkc, wkj, 0)
     ctl[C_WALK] = we
+    ctl[C_SKIPPED] = 0
     cnt = gen_moves(s, cfg, acts, moves, 0, sc, R_NONE, -1, ctl, wkc, wkj, 0, we)
+    frames[0, F_INC] = ctl[C_SKIPPED]
     frames[0, F_WKS] = 0
     frames[0, F_WKE] = we
     frames[0, F_WKTOP] = 0
@@ -936,16 +1014,24 @@ def search(
         cur = frames[depth, F_CUR]
         if cur >= frames[depth, F_END]:  # every move of this node tried: back up
             low = frames[depth, F_LOW]
+            inc = frames[depth, F_INC]
             if low == frames[depth, F_IDX]:  # a whole component explored, no win: lost
                 tp = frames[depth, F_TPOS]
-                for q in range(tsp - 1, tp - 1, -1):
-                    tt_kill(tt1, tt2, tti, ts1[q], ts2[q])
-                dead += tsp - tp
+                if inc:  # unless a take-back was left out in it or below it
+                    closed = (run << IDX_BITS) | CLOSED
+                    for q in range(tsp - 1, tp - 1, -1):
+                        tt_kill(tt1, tt2, tti, ts1[q], ts2[q], closed)
+                else:
+                    for q in range(tsp - 1, tp - 1, -1):
+                        tt_kill(tt1, tt2, tti, ts1[q], ts2[q])
+                    dead += tsp - tp
                 tsp = tp
             elif depth > 0 and low < frames[depth - 1, F_LOW]:
                 frames[depth - 1, F_LOW] = low
+            if inc and depth > 0:
+                frames[depth - 1, F_INC] = 1
             if depth == 0:
-                status = ST_EXHAUSTED
+                status = ST_RUN_DONE if inc else ST_EXHAUSTED
                 break
             r0 = frames[depth, F_REC]
             for r in range(top - 1, r0 - 1, -1):
@@ -1009,8 +1095,11 @@ def search(
         code, val = tt_enter(tt1, tt2, tti, h1, h2, (run << IDX_BITS) | index)
         if code != TT_NEW:
             hits += 1
-            if code == TT_OPEN and val < frames[depth, F_LOW]:
-                frames[depth, F_LOW] = val
+            if code == TT_OPEN:
+                if val == CLOSED:  # closed without a proof in this run: no proof here either
+                    frames[depth, F_INC] = 1
+                elif val < frames[depth, F_LOW]:
+                    frames[depth, F_LOW] = val
             for r in range(top - 1, r_start - 1, -1):
                 undo_record(s, 0, cfg, recs[r])
             top = r_start
@@ -1039,7 +1128,9 @@ def search(
             ws = wtop
             we = stock_walk(s, cfg, tmp, seen, wkc, wkj, wtop)
             wtop = we
+        ctl[C_SKIPPED] = 0
         cnt = gen_moves(s, cfg, acts, moves, mtop, sc, rkind, rcol, ctl, wkc, wkj, ws, we)
+        frames[depth, F_INC] = ctl[C_SKIPPED]
         frames[depth, F_WKS] = ws
         frames[depth, F_WKE] = we
         frames[depth, F_WKTOP] = wtop0

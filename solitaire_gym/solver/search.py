@@ -18,7 +18,7 @@ import numpy as np
 from solitaire_gym.engine.actions import action_to_move
 from solitaire_gym.engine.play import undo_record
 from solitaire_gym.engine.state import allocate, copy_state
-from solitaire_gym.engine.variants import SEAHAVEN
+from solitaire_gym.engine.variants import G_DRAW, G_GAME, REFLECHI, SEAHAVEN
 from solitaire_gym.errors import SolitaireError
 from solitaire_gym.game import Game
 from solitaire_gym.solver import kernels as K
@@ -37,6 +37,11 @@ _CHUNK_WORK = 4096  # search steps between looks at the clock (a few ms)
 _TT_START = 1 << 16
 _RESTART_UNIT = 4096  # nodes per unit of the Luby sequence
 _JITTER = 1000  # random noise added to move scores after the first run (they span about 1500)
+# Solitaire Réfléchi draw 3: the share of the nodes given to side runs that try no take-back
+# from a foundation. Most solutions need none, and without take-backs a run finds them sooner; a
+# side run still proves lost the components in which no take-back was left out.
+_SIDE_SHARE = 0.1
+_SIDE_RNG = 0x2545F4914F6CDD1D
 
 
 class SolverBug(AssertionError):
@@ -260,6 +265,22 @@ def _run(
     S = _Search(game, table_mb)
     ctl = S.ctl
     ctl[K.C_RNG] = 88172645463325252
+    # Solitaire Réfléchi draw 3: side runs without take-backs (see _SIDE_SHARE). One comes after a
+    # run of the Luby sequence while they have had less than their share of the nodes, until one
+    # ends without a win (none exists without take-backs). They draw their move-order noise from
+    # their own generator, so the runs of the Luby sequence get the same noise as without them.
+    side_on = (
+        restarts_on
+        and _SIDE_SHARE > 0
+        and game.cfg[G_GAME] == REFLECHI
+        and game.cfg[G_DRAW] == 3
+        and not (flags & K.FL_NO_TAKEBACK)
+    )
+    side = False
+    side_nodes = 0
+    side_rng = _SIDE_RNG
+    full_rng = 0  # the Luby sequence's generator while a side run has its own
+    side_jitter = 0  # the first side run takes the plain order
     ctl[K.C_FLAGS] = flags
     status = K.init_root(*S.args())
     reason = None
@@ -278,13 +299,32 @@ def _run(
         if deadline is not None and time.perf_counter() >= deadline:
             reason = "seconds"
             break
-        if status != K.ST_BUDGET and not S.grow(status):
+        if status == K.ST_RUN_DONE and not restarts_on:
+            reason = "incomplete"  # (only when the caller asked for FL_NO_TAKEBACK)
+            break
+        if status not in (K.ST_BUDGET, K.ST_RUN_DONE) and not S.grow(status):
             reason = "memory"
             break
-        if restarts_on and status == K.ST_BUDGET and ctl[K.C_NODES] >= run_start + run_len:
-            restarts += 1
-            run_len = _RESTART_UNIT * luby(restarts + 1)
-            ctl[K.C_JITTER] = _JITTER
+        if restarts_on and (
+            status == K.ST_RUN_DONE
+            or (status == K.ST_BUDGET and ctl[K.C_NODES] >= run_start + run_len)
+        ):
+            if side:
+                side_nodes += int(ctl[K.C_NODES]) - run_start
+                if status == K.ST_RUN_DONE:
+                    side_on = False  # no win without take-backs: no more side runs
+                side = False  # back to the Luby sequence, with its own noise
+                side_rng, ctl[K.C_RNG] = int(ctl[K.C_RNG]), full_rng
+                ctl[K.C_JITTER] = _JITTER
+            else:
+                restarts += 1
+                run_len = _RESTART_UNIT * luby(restarts + 1)
+                ctl[K.C_JITTER] = _JITTER
+                if side_on and side_nodes < _SIDE_SHARE * int(ctl[K.C_NODES]):
+                    side = True
+                    full_rng, ctl[K.C_RNG] = int(ctl[K.C_RNG]), side_rng
+                    ctl[K.C_JITTER], side_jitter = side_jitter, _JITTER
+            ctl[K.C_FLAGS] = flags | (K.FL_NO_TAKEBACK if side else 0)
             status = K.restart(*S.args())
             run_start = int(ctl[K.C_NODES])
     seconds = time.perf_counter() - t0
