@@ -38,6 +38,7 @@ bench: $(STAMP_DEV)
 	$(BIN)/python benchmarks/bench_engine.py
 	$(BIN)/python benchmarks/bench_envs.py
 	$(BIN)/python benchmarks/bench_scaling.py
+	$(BIN)/python benchmarks/bench_step_parts.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info
