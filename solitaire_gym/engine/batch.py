@@ -1,6 +1,6 @@
 """Compiled loops over many games at once (``prange``: all cores, each part of the rows through
-its own state object, ``state.thread_states``), and :class:`Batch`, their Python face. The vector env and the
-benchmarks use these; every rule still lives in the per-game kernels they call.
+its own state object, ``state.thread_states``), and :class:`Batch`, their Python face. The vector
+env and the benchmarks use these; every rule still lives in the per-game kernels they call.
 """
 
 from __future__ import annotations

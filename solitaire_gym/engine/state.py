@@ -122,9 +122,9 @@ def thread_states(s: State) -> tuple[State, ...]:
 
     Inside a kernel every read of a state field touches that array's reference count, an atomic
     add on a word shared by every thread that uses the same array object. Two threads doing that
-    millions of times a second fight over its cache line: move generation plus observation over
-    4096 games ran 1.65× faster on two threads than on one, with these states 2.0×
-    (``benchmarks/bench_scaling.py``). A state made here, in Python, wraps each array in reference
+    millions of times a second fight over its cache line: a refresh of 4096 games (move
+    generation and observation) ran 1.07–1.54× faster on two threads than on one with one shared
+    state object, 2.3× with these (``benchmarks/bench_scaling.py``). A state made here, in Python, wraps each array in reference
     counts of its own; one made inside compiled code would share them. Made once per state,
     then reused."""
     views = s.__dict__.get("_thread_states")
@@ -144,7 +144,7 @@ def split_rows(a: np.ndarray, parts: int) -> tuple[np.ndarray, ...]:
     """``a``'s rows cut as :func:`part_rows` cuts them, as views made in Python (each with its own
     reference count inside a kernel, like :func:`thread_states`)."""
     n = a.shape[0]
-    return tuple(a[t * n // parts : (t + 1) * n // parts] for t in range(parts))
+    return tuple(a[slice(*part_rows.py_func(n, parts, t))] for t in range(parts))
 
 
 def allocate(batch: int, n_cards: int, undo_depth: int = 0) -> State:

@@ -250,22 +250,16 @@ class EnvCore:
             act[redeal] = kernels.ROW_DEAL
             self._new_deals[redeal] = deals
             self.deals[redeal] = deals
-        if self.num >= PARALLEL_MIN:
-            views = thread_states(self.state)
-            kernels.step_rows(
-                views, self.cfg, self.mode, self.n_base, self.opts.undo,
-                self.reward_mode, self.opts.illegal_penalty, act, self._new_deals,
-                self.rewards, self.reasons, self.engine_act,
-                split_rows(self.masks, len(views)), self.counts, self.won,
-                split_rows(self.obs, len(views)),
-            )  # fmt: skip
+        if self.num >= PARALLEL_MIN:  # each part of the rows through objects of its own
+            kernel, s = kernels.step_rows, thread_states(self.state)
+            masks, obs = split_rows(self.masks, len(s)), split_rows(self.obs, len(s))
         else:
-            kernels.step_rows_serial(
-                self.state, self.cfg, self.mode, self.n_base, self.opts.undo,
-                self.reward_mode, self.opts.illegal_penalty, act, self._new_deals,
-                self.rewards, self.reasons, self.engine_act,
-                self.masks, self.counts, self.won, self.obs,
-            )  # fmt: skip
+            kernel, s, masks, obs = kernels.step_rows_serial, self.state, self.masks, self.obs
+        kernel(
+            s, self.cfg, self.mode, self.n_base, self.opts.undo,
+            self.reward_mode, self.opts.illegal_penalty, act, self._new_deals,
+            self.rewards, self.reasons, self.engine_act, masks, self.counts, self.won, obs,
+        )  # fmt: skip
 
     def refusal(self, row: int) -> str:
         code = int(self.reasons[row])
