@@ -110,6 +110,7 @@ from solitaire_gym.engine.actions import (
     K_WT,
     decode,
 )
+from solitaire_gym.engine.cards import KING, rank_of, suit_of
 from solitaire_gym.engine.movegen import legal_actions
 from solitaire_gym.engine.play import apply, undo_record
 from solitaire_gym.engine.rules import (
@@ -494,10 +495,10 @@ def _unreachable(
     on)."""
     if loc[t] >= 0:
         return _held(loc, fh, c, i, t, bound)
-    if t % 13 == 12:
+    if rank_of(t) == KING:
         return False
     for p_su in range(4):
-        p = p_su * 13 + t % 13 + 1
+        p = p_su * 13 + rank_of(t) + 1
         if not fits_on(cfg, t, p):
             continue
         if not _held(loc, fh, c, i, p, bound):
@@ -514,8 +515,8 @@ def _stays(
     height ``i``."""
     for q in range(lo, i + 1):
         b = np.int64(s.tab[0, c, q])
-        rb = b % 13
-        if rb == 12:  # a King may go to an empty column
+        rb = rank_of(b)
+        if rb == KING:  # a King may go to an empty column
             return False
         for t_su in range(4):  # the cards it could go onto must stay covered
             t = t_su * 13 + rb + 1
@@ -535,7 +536,7 @@ def _stays(
             elif (lt & 63) + 1 >= fh[d]:
                 return False
         if q == i:  # the top card: its foundation must lack a lower card of its suit for good
-            su = b // 13
+            su = suit_of(b)
             held = False
             for rz in range(rb):
                 lz = loc[su * 13 + rz]
@@ -596,10 +597,10 @@ def dead_end(s, cfg: np.ndarray, loc: np.ndarray, strong: bool = False) -> bool:
         run_ok = False
         for i in range(n):
             b = np.int64(s.tab[0, c, i])
-            pinned = b % 13 != 12
+            pinned = rank_of(b) != KING
             if pinned:
                 for t_su in range(4):
-                    t = t_su * 13 + b % 13 + 1
+                    t = t_su * 13 + rank_of(b) + 1
                     if fits_on(cfg, b, t):
                         if strong:
                             if not _unreachable(cfg, loc, fh, c, i, t, True):
@@ -615,8 +616,8 @@ def dead_end(s, cfg: np.ndarray, loc: np.ndarray, strong: bool = False) -> bool:
             else:
                 run_ok = run_ok and pinned
             if run_ok:
-                su = b // 13
-                for rz in range(b % 13):
+                su = suit_of(b)
+                for rz in range(rank_of(b)):
                     lz = loc[su * 13 + rz]
                     if lz >= 0 and not (lz >> 6 == c and (lz & 63) > i):
                         fh[c] = i + 1
@@ -1017,13 +1018,11 @@ def search(
             inc = frames[depth, F_INC]
             if low == frames[depth, F_IDX]:  # a whole component explored, no win: lost
                 tp = frames[depth, F_TPOS]
-                if inc:  # unless a take-back was left out in it or below it
-                    closed = (run << IDX_BITS) | CLOSED
-                    for q in range(tsp - 1, tp - 1, -1):
-                        tt_kill(tt1, tt2, tti, ts1[q], ts2[q], closed)
-                else:
-                    for q in range(tsp - 1, tp - 1, -1):
-                        tt_kill(tt1, tt2, tti, ts1[q], ts2[q])
+                # unless a take-back was left out in it or below it: then closed, not lost
+                mark = (run << IDX_BITS) | CLOSED if inc else DEAD
+                for q in range(tsp - 1, tp - 1, -1):
+                    tt_kill(tt1, tt2, tti, ts1[q], ts2[q], mark)
+                if not inc:
                     dead += tsp - tp
                 tsp = tp
             elif depth > 0 and low < frames[depth - 1, F_LOW]:
