@@ -28,16 +28,17 @@ from solitaire_gym.engine.actions import (
     enc_ft,
     enc_tt,
 )
-from solitaire_gym.engine.cards import KING, rank_of
+from solitaire_gym.engine.cards import KING, N_FACES, rank_of
 from solitaire_gym.engine.rules import (
+    EMPTY_TOP,
     check_onto_column,
     check_parts,
     first_empty_cell,
     fits_on,
     foundation_for,
-    in_sequence_len,
     is_won,
     pile_suit,
+    wants,
 )
 from solitaire_gym.engine.variants import (
     G_COLS,
@@ -53,6 +54,8 @@ from solitaire_gym.engine.variants import (
     L_WT,
     MAX_RUN,
 )
+
+KINGS = np.uint64(sum(1 << c for c in range(N_FACES) if rank_of.py_func(c) == KING))
 
 
 @nb.njit(cache=True, inline="always")
@@ -95,61 +98,43 @@ def _enumerate(s, b: int, cfg: np.ndarray, out: np.ndarray, as_mask: bool) -> in
     tab_len = s.tab_len
     wanted = np.uint64(0)
     empty_col = False
+    tops = np.uint64(0)  # 6 bits per column: its top card, EMPTY_TOP when empty
     lanes = np.uint64(0)  # 4 bits per column: 1 + the rank of its top card, 0 when empty
     for dst in range(cols):
         hd = tab_len[b, dst]
-        if hd == 0:
-            empty_col = True
-            continue
-        target = tab[b, dst, hd - 1]
-        r = rank_of(target)
-        lanes |= np.uint64(r + 1) << np.uint64(4 * dst)
-        if r > 0:
-            for suit in range(4):
-                if fits_on(cfg, suit * 13 + r - 1, target):
-                    wanted |= np.uint64(1) << np.uint64(suit * 13 + r - 1)
+        top = np.int64(tab[b, dst, max(hd - 1, 0)])
+        top += (EMPTY_TOP - top) * (hd == 0)  # no branch: which columns are empty is random
+        empty_col |= hd == 0
+        wanted |= wants(cfg, top)
+        tops |= np.uint64(top) << np.uint64(6 * dst)
+        lanes |= np.uint64((rank_of(top) + 1) * (hd > 0)) << np.uint64(4 * dst)
     for src in range(cols):
         h = tab_len[b, src]
         if h == 0:
             continue
-        movable = min(h - s.tab_down[b, src], MAX_RUN)  # face up; in sequence: asked below
-        n = 1
-        hit = False
-        while n <= movable:  # the run in sequence from the top, as far as a wanted card
-            card = tab[b, src, h - n]
-            if n > 1 and not fits_on(cfg, tab[b, src, h - n + 1], card):
-                break
-            if _lands(wanted, empty_col, card):
-                hit = True
-                break
-            n += 1
-        if not hit:
+        movable = min(h - s.tab_down[b, src], MAX_RUN)  # face up
+        # The cards of the run in sequence from the top (as far as ``movable``), as a mask: a
+        # column takes a run from here if its top wants one of them (or it is empty and one is a
+        # King); the run length then follows from the two top ranks.
+        run = np.uint64(1) << np.uint64(tab[b, src, h - 1])
+        seq = 1
+        while seq < movable and fits_on(cfg, tab[b, src, h - seq], tab[b, src, h - seq - 1]):
+            run |= np.uint64(1) << np.uint64(tab[b, src, h - seq - 1])
+            seq += 1
+        king = (run & KINGS) != 0
+        if not ((run & wanted) or (empty_col and king)):
             continue
-        # Which columns could take a run from here: worked out for all of them without a branch
-        # (whether a column qualifies is as good as random, and a mispredicted branch costs more
-        # than the arithmetic), then only those are looked at.
         top_rank = rank_of(tab[b, src, h - 1])
-        king_n = KING - top_rank + 1  # the run length a King-led run into an empty column has
-        cand = np.uint64(0)
+        cand = np.uint64(0)  # which columns could take a run from here, without a branch
         for dst in range(cols):
-            lane = np.int64((lanes >> np.uint64(4 * dst)) & np.uint64(15))
-            n = lane - 1 - top_rank  # the run whose lowest card is one rank below the top
-            in_range = (lane != 0) & (n >= 1) & (n <= movable)
-            low = tab[b, src, h - (n if in_range else 1)]
-            target = tab[b, dst, max(tab_len[b, dst] - 1, 0)]
-            ok = (in_range & fits_on(cfg, low, target)) | ((lane == 0) & (king_n <= movable))
+            top = np.int64((tops >> np.uint64(6 * dst)) & np.uint64(63))
+            ok = ((wants(cfg, top) & run) != 0) | ((top == EMPTY_TOP) & king)
             cand |= np.uint64(ok & (dst != src)) << np.uint64(dst)
-        in_seq = -1  # in_sequence_len, computed the first time a run of 2+ needs it
         for dst in range(cols if cand else 0):
             if not (cand >> np.uint64(dst)) & np.uint64(1):
                 continue
             lane = np.int64((lanes >> np.uint64(4 * dst)) & np.uint64(15))
-            n = king_n if lane == 0 else lane - 1 - top_rank
-            if n > 1:
-                if in_seq < 0:
-                    in_seq = in_sequence_len(s, b, cfg, src)
-                if n > in_seq:
-                    continue
+            n = KING - top_rank + 1 if lane == 0 else lane - 1 - top_rank
             if _check(s, b, cfg, K_TT, src, dst, n):
                 k = _emit(out, k, enc_tt(cfg, src, dst, n), as_mask)
     for src in range(cols):

@@ -161,12 +161,38 @@ def _builds_on_table() -> np.ndarray:
 
 
 BUILDS_ON = _builds_on_table()
+EMPTY_TOP = 52  # index of WANTS for an empty column: no card builds on it
+
+
+@nb.njit(cache=True)
+def _wants_table() -> np.ndarray:
+    """``WANTS[g, t]``: bit ``c`` set when card ``c`` builds on card ``t`` (``BUILDS_ON``); row
+    ``EMPTY_TOP`` is 0."""
+    table = np.zeros((2, 53), np.uint64)
+    for g in range(2):
+        for t in range(52):
+            for c in range(52):
+                if BUILDS_ON[g, c, t]:
+                    table[g, t] |= np.uint64(1) << np.uint64(c)
+    return table
+
+
+# The cards that build on each card, as a 52-bit mask: move generation matches a whole run against
+# a column top in one AND.
+WANTS = _wants_table()
 
 
 @nb.njit(cache=True, inline="always")
 def fits_on(cfg: np.ndarray, card: int, target: int) -> bool:
     """Tableau building: may ``card`` lie on ``target``? (:func:`builds_on`, by table.)"""
     return BUILDS_ON[np.int64(cfg[G_GAME] == SEAHAVEN), np.int64(card), np.int64(target)]
+
+
+@nb.njit(cache=True, inline="always")
+def wants(cfg: np.ndarray, top: int) -> np.uint64:
+    """The cards that may lie on ``top`` (a card id, or ``EMPTY_TOP``), as a 52-bit mask: bit
+    ``c`` is :func:`fits_on` ``(cfg, c, top)``."""
+    return WANTS[np.int64(cfg[G_GAME] == SEAHAVEN), np.int64(top)]
 
 
 @nb.njit(cache=True, inline="always")
