@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numba as nb
 import numpy as np
+from numba.cpython.unsafe.numbers import trailing_zeros
 
 from solitaire_gym.engine.actions import (
     K_CF,
@@ -31,7 +32,6 @@ from solitaire_gym.engine.actions import (
 from solitaire_gym.engine.cards import KING, N_FACES, rank_of
 from solitaire_gym.engine.rules import (
     EMPTY_TOP,
-    check_onto_column,
     check_parts,
     first_empty_cell,
     fits_on,
@@ -79,6 +79,30 @@ def _lands(wanted: np.uint64, empty_col: bool, card: int) -> bool:
     return bool((wanted >> np.uint64(card)) & np.uint64(1)) or (empty_col and rank_of(card) == KING)
 
 
+@nb.njit(cache=True, inline="always")
+def _takers(cfg: np.ndarray, tops: np.uint64, cols: int, cards: np.uint64) -> np.uint64:
+    """The columns (bit ``dst``) whose top wants one of ``cards`` (a mask of card ids), or that
+    are empty when one of them is a King: worked out for all columns without a branch (which
+    columns qualify is as good as random, and a mispredicted branch costs more than this)."""
+    king = (cards & KINGS) != 0
+    found = np.uint64(0)
+    for dst in range(cols):
+        top = np.int64((tops >> np.uint64(6 * dst)) & np.uint64(63))
+        ok = ((wants(cfg, top) & cards) != 0) | ((top == EMPTY_TOP) & king)
+        found |= np.uint64(ok) << np.uint64(dst)
+    return found
+
+
+@nb.njit(cache=True, inline="always")
+def _bit(card) -> np.uint64:
+    return np.uint64(1) << np.uint64(card)
+
+
+@nb.njit(cache=True, inline="always")
+def _lowest(bits: np.uint64) -> int:
+    return np.int64(trailing_zeros(bits))
+
+
 @nb.njit(cache=True)
 def _enumerate(s, b: int, cfg: np.ndarray, out: np.ndarray, as_mask: bool) -> int:
     """Legal actions in action-id order. Candidates are screened with the rules' own predicates
@@ -116,23 +140,19 @@ def _enumerate(s, b: int, cfg: np.ndarray, out: np.ndarray, as_mask: bool) -> in
         # The cards of the run in sequence from the top (as far as ``movable``), as a mask: a
         # column takes a run from here if its top wants one of them (or it is empty and one is a
         # King); the run length then follows from the two top ranks.
-        run = np.uint64(1) << np.uint64(tab[b, src, h - 1])
+        run = _bit(tab[b, src, h - 1])
         seq = 1
         while seq < movable and fits_on(cfg, tab[b, src, h - seq], tab[b, src, h - seq - 1]):
-            run |= np.uint64(1) << np.uint64(tab[b, src, h - seq - 1])
+            run |= _bit(tab[b, src, h - seq - 1])
             seq += 1
         king = (run & KINGS) != 0
         if not ((run & wanted) or (empty_col and king)):
             continue
         top_rank = rank_of(tab[b, src, h - 1])
-        cand = np.uint64(0)  # which columns could take a run from here, without a branch
-        for dst in range(cols):
-            top = np.int64((tops >> np.uint64(6 * dst)) & np.uint64(63))
-            ok = ((wants(cfg, top) & run) != 0) | ((top == EMPTY_TOP) & king)
-            cand |= np.uint64(ok & (dst != src)) << np.uint64(dst)
-        for dst in range(cols if cand else 0):
-            if not (cand >> np.uint64(dst)) & np.uint64(1):
-                continue
+        cand = _takers(cfg, tops, cols, run) & ~(np.uint64(1) << np.uint64(src))
+        while cand:  # the candidate columns, lowest first
+            dst = _lowest(cand)
+            cand &= cand - np.uint64(1)
             lane = np.int64((lanes >> np.uint64(4 * dst)) & np.uint64(15))
             n = KING - top_rank + 1 if lane == 0 else lane - 1 - top_rank
             if _check(s, b, cfg, K_TT, src, dst, n):
@@ -147,8 +167,15 @@ def _enumerate(s, b: int, cfg: np.ndarray, out: np.ndarray, as_mask: bool) -> in
             k = _emit(out, k, cfg[L_TF] + src, as_mask)
     if cfg[L_STOCK] and s.waste_len[b] > 0:
         card = s.waste[b, s.waste_len[b] - 1]
-        for dst in range(cols if _lands(wanted, empty_col, card) else 0):
-            if check_onto_column(s, b, cfg, card, dst) == 0 and _check(s, b, cfg, K_WT, 0, dst, 1):
+        cand = (
+            _takers(cfg, tops, cols, _bit(card))
+            if _lands(wanted, empty_col, card)
+            else np.uint64(0)
+        )
+        while cand:
+            dst = _lowest(cand)
+            cand &= cand - np.uint64(1)
+            if _check(s, b, cfg, K_WT, 0, dst, 1):
                 k = _emit(out, k, cfg[L_WT] + dst, as_mask)
         if foundation_for(s, b, cfg, card) >= 0 and _check(s, b, cfg, K_WF, 0, 0, 1):
             k = _emit(out, k, cfg[L_WF], as_mask)
@@ -161,10 +188,11 @@ def _enumerate(s, b: int, cfg: np.ndarray, out: np.ndarray, as_mask: bool) -> in
             card = s.cells[b, c]
             if card < 0 or not _lands(wanted, empty_col, card):
                 continue
-            for dst in range(cols):
-                if check_onto_column(s, b, cfg, card, dst) == 0 and _check(
-                    s, b, cfg, K_CT, c, dst, 1
-                ):
+            cand = _takers(cfg, tops, cols, _bit(card))
+            while cand:
+                dst = _lowest(cand)
+                cand &= cand - np.uint64(1)
+                if _check(s, b, cfg, K_CT, c, dst, 1):
                     k = _emit(out, k, enc_ct(cfg, c, dst), as_mask)
         for c in range(cells):
             card = s.cells[b, c]
@@ -180,8 +208,11 @@ def _enumerate(s, b: int, cfg: np.ndarray, out: np.ndarray, as_mask: bool) -> in
         card = pile_suit(cfg, p) * 13 + s.found[b, p] - 1
         if not _lands(wanted, empty_col, card):
             continue
-        for dst in range(cols):
-            if check_onto_column(s, b, cfg, card, dst) == 0 and _check(s, b, cfg, K_FT, p, dst, 1):
+        cand = _takers(cfg, tops, cols, _bit(card))
+        while cand:
+            dst = _lowest(cand)
+            cand &= cand - np.uint64(1)
+            if _check(s, b, cfg, K_FT, p, dst, 1):
                 k = _emit(out, k, enc_ft(cfg, p, dst), as_mask)
     if cells and first_empty_cell(s, b, cfg) >= 0:
         for p in range(cfg[G_PILES]):

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import numba as nb
 import numpy as np
+from numba.cpython.unsafe.numbers import trailing_zeros
 
 from solitaire_gym.engine.rules import pile_suit
 from solitaire_gym.engine.variants import G_CARDS, G_CELLS, G_COLS, G_DECKS, G_PILES
@@ -47,6 +48,7 @@ F_UNSEEN = 17
 F_DEPTH = 18
 F_DOWN = 19
 DEPTH_SCALE = 32.0
+ALL_FACES = np.uint64((1 << 52) - 1)
 
 
 def obs_size(n_cards: int) -> int:
@@ -107,26 +109,31 @@ def observe(s, b: int, cfg: np.ndarray, out: np.ndarray) -> None:
         if cells[b, k] >= 0:
             r, seen0, seen1 = _row(seen0, seen1, decks, cells[b, k])
             out[r + F_CELL + k] = 1.0
-    # Written for every card, seen or not: a branch on a random bit costs a misprediction about
-    # every other card, more than the store.
-    for face in range(52):
-        out[face * decks * CARD_FEATURES + F_UNSEEN] = not ((seen0 >> np.uint64(face)) & 1)
-    if decks == 2:
-        for face in range(52):
-            out[(face * 2 + 1) * CARD_FEATURES + F_UNSEEN] = not ((seen1 >> np.uint64(face)) & 1)
+    # Only the unseen copies are written (the rest are 0 already): their faces are the bits not
+    # set in the masks of faces seen once and twice, taken lowest first.
+    unseen = ~seen0 & ALL_FACES
+    while unseen:
+        face = np.int64(trailing_zeros(unseen))
+        out[face * decks * CARD_FEATURES + F_UNSEEN] = 1.0
+        unseen &= unseen - np.uint64(1)
+    unseen = ~seen1 & ALL_FACES if decks == 2 else np.uint64(0)
+    while unseen:
+        face = np.int64(trailing_zeros(unseen))
+        out[(face * 2 + 1) * CARD_FEATURES + F_UNSEEN] = 1.0
+        unseen &= unseen - np.uint64(1)
+    # Pile block, without a branch or a division.
     base = n * CARD_FEATURES
     empty = 0
     for c in range(cfg[G_COLS]):
-        out[base + c] = tab_len[b, c] / DEPTH_SCALE
-        out[base + 10 + c] = tab_down[b, c] / DEPTH_SCALE
-        if tab_len[b, c] == 0:
-            empty += 1
+        out[base + c] = tab_len[b, c] * (1.0 / DEPTH_SCALE)
+        out[base + 10 + c] = tab_down[b, c] * (1.0 / DEPTH_SCALE)
+        empty += tab_len[b, c] == 0
     for p in range(cfg[G_PILES]):
-        out[base + 20 + p] = found[b, p] / 13.0
-    out[base + 28] = sl / n
-    out[base + 29] = s.stock_unknown[b] / n
-    out[base + 30] = w / n
+        out[base + 20 + p] = found[b, p] * (1.0 / 13.0)
+    per_card = 1.0 / n
+    out[base + 28] = sl * per_card
+    out[base + 29] = s.stock_unknown[b] * per_card
+    out[base + 30] = w * per_card
     for k in range(cfg[G_CELLS]):
-        if cells[b, k] < 0:
-            out[base + 31 + k] = 1.0
-    out[base + 35] = empty / 10.0
+        out[base + 31 + k] = cells[b, k] < 0
+    out[base + 35] = empty * 0.1
