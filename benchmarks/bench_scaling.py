@@ -1,4 +1,4 @@
-"""How well the env's step kernel uses the cores: per-thread state objects against one shared one.
+"""How well the env's step kernel uses the cores, and what borrowed views (``engine/borrow.py``) save.
 
     python benchmarks/bench_scaling.py              # Double Solitaire, 4096 games
     python benchmarks/bench_scaling.py --game SH1-C4 --games 16384
@@ -7,9 +7,10 @@ Times ``envs.kernels.step_rows`` refreshing every game (move generation, mask an
 no move played, so every call does the same work) three ways, in one run:
 
 * ``serial``: ``step_rows_serial``, one thread: the reference;
-* ``shared``: the parallel kernel with the same state object in every part, which is what a
-  kernel that hands one state to all its threads does;
-* ``per-thread``: the parallel kernel as the envs call it, with ``state.thread_states``.
+* ``parallel``: ``step_rows`` as the envs call it, every part on borrowed views;
+* ``counted``: a parallel loop written here that hands the state object itself to the same
+  per-game kernels, as the envs did before ``borrow.py``: every call and every field read then
+  counts a reference with an atomic instruction, on words that all threads share.
 
 Each figure is the best of ``--repeats`` rounds (a busy machine only ever makes a round slower).
 Reported: µs per game and the speed-up over ``serial``; with 2 cores, 2.0 is perfect scaling.
@@ -25,7 +26,6 @@ import numba as nb
 import numpy as np
 
 import solitaire_gym  # noqa: F401  (registers the ids)
-from solitaire_gym.engine.state import split_rows, thread_states
 from solitaire_gym.envs import kernels
 from solitaire_gym.envs.sampling import random_legal_actions
 
@@ -34,6 +34,18 @@ GAMES = {
     "TF1-D1N": ("solitaire_gym/SolitaireReflechi-v0", {"draw": 1}),
     "SH1-C4": ("solitaire_gym/SeahavenTowers-v0", {"cells": 4}),
 }
+
+
+@nb.njit(parallel=True)
+def _counted(
+    s, cfg, mode, n_base, undo_on, reward_mode, penalty, act, deals,
+    rewards, reasons, engine_act, masks, counts, won, obs,
+):  # fmt: skip
+    for b in nb.prange(act.shape[0]):
+        kernels._step_one(
+            s, b, b, cfg, mode, n_base, undo_on, reward_mode, penalty, act, deals,
+            rewards, reasons, engine_act, masks, counts, won, obs,
+        )  # fmt: skip
 
 
 def main() -> None:
@@ -51,22 +63,15 @@ def main() -> None:
     for _ in range(50):  # mid-game positions
         obs, *_, info = env.step(random_legal_actions(info["action_mask"], rng))
     core = env.unwrapped._core
-    views = thread_states(core.state)
     act = np.full(n, kernels.ROW_REFRESH, np.int64)
-
-    def call(kernel, s, split):
-        masks = split_rows(core.masks, len(views)) if split else core.masks
-        out = split_rows(core.obs, len(views)) if split else core.obs
-        kernel(
-            s, core.cfg, core.mode, core.n_base, False, core.reward_mode, 0.0, act,
-            core._new_deals, core.rewards, core.reasons, core.engine_act,
-            masks, core.counts, core.won, out,
-        )  # fmt: skip
-
+    common = (
+        core.cfg, core.mode, core.n_base, False, core.reward_mode, 0.0, act, core._new_deals,
+        core.rewards, core.reasons, core.engine_act, core.masks, core.counts, core.won, core.obs,
+    )  # fmt: skip
     ways = {
-        "serial": lambda: call(kernels.step_rows_serial, core.state, False),
-        "shared": lambda: call(kernels.step_rows, (core.state,) * len(views), True),
-        "per-thread": lambda: call(kernels.step_rows, views, True),
+        "serial": lambda: kernels.step_rows_serial(core.state, *common),
+        "parallel": lambda: kernels.step_rows(core.state, *common, nb.get_num_threads()),
+        "counted": lambda: _counted(core.state, *common),
     }
     best = dict.fromkeys(ways, float("inf"))
     for f in ways.values():

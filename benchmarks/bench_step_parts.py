@@ -23,6 +23,7 @@ import numba as nb
 import numpy as np
 
 import solitaire_gym  # noqa: F401  (registers the ids)
+from solitaire_gym.engine.borrow import borrow, fields, hold, view
 from solitaire_gym.engine.state import put_rows, take_rows
 from solitaire_gym.envs.kernels import env_mask, step_row
 from solitaire_gym.envs.observation import observe
@@ -35,23 +36,33 @@ GAMES = {
 }
 
 
+# The loops work on borrowed views, as the env's step kernel does (``engine/borrow.py``).
 @nb.njit
-def _masks(s, cfg, mode, n_base, masks):
+def _masks(state, cfg, mode, n_base, masks):
+    owner = borrow(state)
+    s = fields(owner)
     for b in range(masks.shape[0]):
-        env_mask(s, b, cfg, mode, n_base, False, masks[b])
+        env_mask(s, b, view(cfg), mode, n_base, False, masks[b])
+    hold(owner)
 
 
 @nb.njit
-def _observations(s, cfg, obs):
+def _observations(state, cfg, obs):
+    owner = borrow(state)
+    s = fields(owner)
     for b in range(obs.shape[0]):
-        observe(s, b, cfg, obs[b])
+        observe(s, b, view(cfg), obs[b])
+    hold(owner)
 
 
 @nb.njit
-def _moves(s, cfg, mode, n_base, act):
+def _moves(state, cfg, mode, n_base, act):
+    owner = borrow(state)
+    s = fields(owner)
     for b in range(act.shape[0]):
         if act[b] >= 0:
-            step_row(s, b, cfg, mode, n_base, 0, 0.0, act[b])
+            step_row(s, b, view(cfg), mode, n_base, 0, 0.0, act[b])
+    hold(owner)
 
 
 def parts(tag: str, steps: int, games: int, repeats: int) -> dict[str, float]:

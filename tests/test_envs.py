@@ -581,17 +581,27 @@ def test_random_legal_actions_are_legal_and_uniform(rows):
         random_legal_actions(masks[0], rng)
 
 
-def test_thread_states_share_the_arrays_not_the_objects():
-    from solitaire_gym.engine.state import part_rows, split_rows, thread_states
+def test_borrowed_views_read_and_write_the_state_itself():
+    """The kernels work through views that own nothing (engine/borrow.py): they must see the
+    state's own memory, so a step through them is a step of the state."""
+    from solitaire_gym.engine.borrow import borrow, fields, hold, view
+    from solitaire_gym.engine.state import part_rows
 
-    env = gym.make_vec(TF, num_envs=5)
+    @numba.njit
+    def through_views(state, cfg, col):
+        owner = borrow(state)
+        s = fields(owner)
+        c = view(cfg)
+        n = s.tab_len[0, col]
+        s.tab_len[0, col] = n + 1  # written through the view
+        hold(owner)
+        return n, c.shape[0]
+
+    env = gym.make_vec(TF, num_envs=2)
     env.reset(seed=0)
-    s = env.unwrapped._core.state
-    views = thread_states(s)
-    assert views is thread_states(s) and len(views) == numba.config.NUMBA_NUM_THREADS
-    for v in views:
-        assert v is not s
-        assert all(a is b for a, b in zip(v.arrays(), s.arrays(), strict=True))
-    parts = split_rows(np.arange(5), 3)
-    assert [p.tolist() for p in parts] == [[0], [1, 2], [3, 4]]
+    core = env.unwrapped._core
+    before = int(core.state.tab_len[0, 3])
+    n, width = through_views(core.state, core.cfg, 3)
+    assert (n, width) == (before, core.cfg.shape[0])
+    assert core.state.tab_len[0, 3] == before + 1
     assert [part_rows(5, 3, t) for t in range(3)] == [(0, 1), (1, 3), (3, 5)]

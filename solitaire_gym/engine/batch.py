@@ -1,6 +1,6 @@
-"""Compiled loops over many games at once (``prange``: all cores, each part of the rows through
-its own state object, ``state.thread_states``), and :class:`Batch`, their Python face. The vector
-env and the benchmarks use these; every rule still lives in the per-game kernels they call.
+"""Compiled loops over many games at once (``prange``: all cores), and :class:`Batch`, their
+Python face. The vector env and the benchmarks use these; every rule still lives in the per-game
+kernels they call.
 """
 
 from __future__ import annotations
@@ -8,75 +8,95 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
+from solitaire_gym.engine.borrow import borrow, fields, hold, view
 from solitaire_gym.engine.movegen import legal_mask
 from solitaire_gym.engine.play import play, undo
 from solitaire_gym.engine.rules import check_move, is_won
 from solitaire_gym.engine.shuffle import deal_into
-from solitaire_gym.engine.state import (
-    State,
-    allocate,
-    nbytes_per_game,
-    part_rows,
-    split_rows,
-    thread_states,
-)
+from solitaire_gym.engine.state import State, allocate, nbytes_per_game, part_rows
 from solitaire_gym.engine.variants import L_N, MAX_DEAL, Variant
 
+# Each parallel loop cuts the rows into ``parts`` (``state.part_rows``) and works through each
+# part on borrowed views of the state and arrays (``borrow.py``: no reference counting inside).
+
+
+@nb.njit(cache=True)
+def _deal_range(s, cfg, rows, deals, lo, hi):
+    for i in range(lo, hi):
+        deal_into(s, rows[i], cfg, np.uint64(deals[i]))
+
 
 @nb.njit(cache=True, parallel=True)
-def deal_rows(views, cfg: np.ndarray, rows: np.ndarray, deals: np.ndarray) -> None:
+def deal_rows(state, cfg: np.ndarray, rows: np.ndarray, deals: np.ndarray, parts: int) -> None:
     """Deal ``deals[i]`` into row ``rows[i]``."""
     n = rows.shape[0]
-    for t in nb.prange(len(views)):
-        v = views[t]
-        lo, hi = part_rows(n, len(views), t)
-        for i in range(lo, hi):
-            deal_into(v, rows[i], cfg, np.uint64(deals[i]))
+    for t in nb.prange(parts):
+        lo, hi = part_rows(n, parts, t)
+        owner = borrow(state)
+        _deal_range(fields(owner), view(cfg), view(rows), view(deals), lo, hi)
+        hold(owner)
+
+
+@nb.njit(cache=True)
+def _step_range(s, cfg, act, reasons, lo, hi):
+    for b in range(lo, hi):
+        a = act[b]
+        if a < 0:
+            reasons[b] = -1
+            continue
+        r = check_move(s, b, cfg, a)
+        reasons[b] = r
+        if r == 0:
+            play(s, b, cfg, a)
 
 
 @nb.njit(cache=True, parallel=True)
-def step_rows(views, cfg: np.ndarray, act: np.ndarray, reasons: np.ndarray) -> None:
+def step_rows(state, cfg: np.ndarray, act: np.ndarray, reasons: np.ndarray, parts: int) -> None:
     """Play ``act[b]`` in every row ``b`` where it is legal; ``reasons[b]`` gets
     ``rules.check_move``'s answer (0 = played). A row whose action is negative is left alone and
     gets reason -1."""
     n = act.shape[0]
-    for t in nb.prange(len(views)):
-        v = views[t]
-        lo, hi = part_rows(n, len(views), t)
-        for b in range(lo, hi):
-            a = act[b]
-            if a < 0:
-                reasons[b] = -1
-                continue
-            r = check_move(v, b, cfg, a)
-            reasons[b] = r
-            if r == 0:
-                play(v, b, cfg, a)
+    for t in nb.prange(parts):
+        lo, hi = part_rows(n, parts, t)
+        owner = borrow(state)
+        _step_range(fields(owner), view(cfg), view(act), view(reasons), lo, hi)
+        hold(owner)
+
+
+@nb.njit(cache=True)
+def _mask_range(s, cfg, masks, counts, won, lo, hi):
+    for b in range(lo, hi):
+        counts[b] = legal_mask(s, b, cfg, masks[b])
+        won[b] = is_won(s, b, cfg)
 
 
 @nb.njit(cache=True, parallel=True)
-def mask_rows(views, cfg: np.ndarray, mask_parts, counts: np.ndarray, won: np.ndarray) -> None:
-    """Legal-action masks of every row (``mask_parts``: ``state.split_rows`` of the
-    ``(B, n_actions)`` masks, one view per part, see ``envs.kernels.step_rows``), legal counts,
-    won flags."""
+def mask_rows(
+    state, cfg: np.ndarray, masks: np.ndarray, counts: np.ndarray, won: np.ndarray, parts: int
+) -> None:
+    """Legal-action masks ``(B, n_actions)``, legal counts and won flags of every row."""
     n = counts.shape[0]
-    for t in nb.prange(len(views)):
-        v = views[t]
-        masks = mask_parts[t]
-        lo, hi = part_rows(n, len(views), t)
-        for b in range(lo, hi):
-            counts[b] = legal_mask(v, b, cfg, masks[b - lo])
-            won[b] = is_won(v, b, cfg)
+    for t in nb.prange(parts):
+        lo, hi = part_rows(n, parts, t)
+        owner = borrow(state)
+        _mask_range(fields(owner), view(cfg), view(masks), view(counts), view(won), lo, hi)
+        hold(owner)
+
+
+@nb.njit(cache=True)
+def _undo_range(s, cfg, rows, done, lo, hi):
+    for i in range(lo, hi):
+        done[i] = undo(s, rows[i], cfg)
 
 
 @nb.njit(cache=True, parallel=True)
-def undo_rows(views, cfg: np.ndarray, rows: np.ndarray, done: np.ndarray) -> None:
+def undo_rows(state, cfg: np.ndarray, rows: np.ndarray, done: np.ndarray, parts: int) -> None:
     n = rows.shape[0]
-    for t in nb.prange(len(views)):
-        v = views[t]
-        lo, hi = part_rows(n, len(views), t)
-        for i in range(lo, hi):
-            done[i] = undo(v, rows[i], cfg)
+    for t in nb.prange(parts):
+        lo, hi = part_rows(n, parts, t)
+        owner = borrow(state)
+        _undo_range(fields(owner), view(cfg), view(rows), view(done), lo, hi)
+        hold(owner)
 
 
 class Batch:
@@ -110,7 +130,7 @@ class Batch:
             raise ValueError(f"deal numbers must lie in 0 … {MAX_DEAL}")
         if rows.size and (rows.min() < 0 or rows.max() >= self.size):
             raise ValueError(f"rows must lie in 0 … {self.size - 1}")
-        deal_rows(thread_states(self.state), self.cfg, rows, deals)
+        deal_rows(self.state, self.cfg, rows, deals, nb.get_num_threads())
 
     def step(self, actions) -> np.ndarray:
         """Play one action per row (negative: skip the row). Returns ``check_move``'s codes: 0
@@ -120,14 +140,12 @@ class Batch:
             raise ValueError(f"expected {self.size} actions, got {act.shape[0]}")
         if act.size and act.max() >= self.n_actions:
             raise ValueError(f"action {int(act.max())} is outside 0 … {self.n_actions - 1}")
-        step_rows(thread_states(self.state), self.cfg, act, self._reasons)
+        step_rows(self.state, self.cfg, act, self._reasons, nb.get_num_threads())
         return self._reasons
 
     def masks(self) -> np.ndarray:
         """``(size, n_actions)`` int8 legal-action masks (a view, refreshed by each call)."""
-        views = thread_states(self.state)
-        masks = split_rows(self._masks, len(views))
-        mask_rows(views, self.cfg, masks, self._counts, self._won)
+        mask_rows(self.state, self.cfg, self._masks, self._counts, self._won, nb.get_num_threads())
         return self._masks
 
     @property
@@ -143,7 +161,7 @@ class Batch:
     def undo(self, rows) -> np.ndarray:
         rows = np.asarray(rows, np.int64).reshape(-1)
         done = np.zeros(rows.shape[0], np.bool_)
-        undo_rows(thread_states(self.state), self.cfg, rows, done)
+        undo_rows(self.state, self.cfg, rows, done, nb.get_num_threads())
         return done
 
     @property

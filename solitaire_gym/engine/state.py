@@ -114,37 +114,10 @@ def _arrays(s):
     )
 
 
-def thread_states(s: State) -> tuple[State, ...]:
-    """One :class:`State` object over ``s``'s arrays for each thread numba can start
-    (``numba.config.NUMBA_NUM_THREADS``), one per part of a parallel loop (:func:`part_rows`).
-    A tuple's length is part of its type, so the count is fixed for the process: with
-    ``numba.set_num_threads`` lower, a thread works through several parts.
-
-    Inside a kernel every read of a state field touches that array's reference count, an atomic
-    add on a word shared by every thread that uses the same array object. Two threads doing that
-    millions of times a second fight over its cache line: a refresh of 4096 games (move
-    generation and observation) ran 1.07–1.54× faster on two threads than on one with one shared
-    state object, 2.3× with these (``benchmarks/bench_scaling.py``). A state made here, in Python, wraps each array in reference
-    counts of its own; one made inside compiled code would share them. Made once per state,
-    then reused."""
-    views = s.__dict__.get("_thread_states")
-    if views is None:
-        views = tuple(State(*s.arrays()) for _ in range(nb.config.NUMBA_NUM_THREADS))
-        s.__dict__["_thread_states"] = views
-    return views
-
-
 @nb.njit(cache=True, inline="always")
 def part_rows(n: int, parts: int, t: int) -> tuple[int, int]:
     """Rows ``lo … hi-1`` of part ``t`` of ``parts`` over ``n`` rows (contiguous, even sizes)."""
     return t * n // parts, (t + 1) * n // parts
-
-
-def split_rows(a: np.ndarray, parts: int) -> tuple[np.ndarray, ...]:
-    """``a``'s rows cut as :func:`part_rows` cuts them, as views made in Python (each with its own
-    reference count inside a kernel, like :func:`thread_states`)."""
-    n = a.shape[0]
-    return tuple(a[slice(*part_rows.py_func(n, parts, t))] for t in range(parts))
 
 
 def allocate(batch: int, n_cards: int, undo_depth: int = 0) -> State:

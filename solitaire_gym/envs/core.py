@@ -9,6 +9,7 @@ import sys
 from dataclasses import dataclass
 from typing import Any
 
+import numba
 import numpy as np
 from gymnasium import spaces
 
@@ -16,7 +17,6 @@ from solitaire_gym.engine import actions as engine_actions
 from solitaire_gym.engine import position
 from solitaire_gym.engine.batch import Batch
 from solitaire_gym.engine.rules import R_BAD_ACTION, refusal_text
-from solitaire_gym.engine.state import split_rows, thread_states
 from solitaire_gym.engine.variants import (
     G_COLS,
     L_CELLS,
@@ -136,15 +136,15 @@ class EnvCore:
     # rows
     def refresh(self, rows: np.ndarray, deals: np.ndarray | None = None) -> None:
         """Recompute the env buffers of ``rows``, dealing ``deals`` into them first if given."""
-        if rows.size >= PARALLEL_MIN:
-            kernel, s = kernels.refresh_rows, thread_states(self.state)
-        else:
-            kernel, s = kernels.refresh_rows_serial, self.state
-        kernel(
-            s, self.cfg, self.mode, self.n_base, self.opts.undo,
+        args = (
+            self.state, self.cfg, self.mode, self.n_base, self.opts.undo,
             rows, self._no_deals if deals is None else deals,
             self.masks, self.counts, self.won, self.obs,
         )  # fmt: skip
+        if rows.size >= PARALLEL_MIN:
+            kernels.refresh_rows(*args, numba.get_num_threads())
+        else:
+            kernels.refresh_rows_serial(*args)
 
     def skip_dead_deals(self, rows: np.ndarray, rng: np.random.Generator) -> None:
         """Deal again, from the split, into those of ``rows`` whose new game has no legal move at
@@ -250,16 +250,16 @@ class EnvCore:
             act[redeal] = kernels.ROW_DEAL
             self._new_deals[redeal] = deals
             self.deals[redeal] = deals
-        if self.num >= PARALLEL_MIN:  # each part of the rows through objects of its own
-            kernel, s = kernels.step_rows, thread_states(self.state)
-            masks, obs = split_rows(self.masks, len(s)), split_rows(self.obs, len(s))
-        else:
-            kernel, s, masks, obs = kernels.step_rows_serial, self.state, self.masks, self.obs
-        kernel(
-            s, self.cfg, self.mode, self.n_base, self.opts.undo,
+        args = (
+            self.state, self.cfg, self.mode, self.n_base, self.opts.undo,
             self.reward_mode, self.opts.illegal_penalty, act, self._new_deals,
-            self.rewards, self.reasons, self.engine_act, masks, self.counts, self.won, obs,
+            self.rewards, self.reasons, self.engine_act, self.masks, self.counts, self.won,
+            self.obs,
         )  # fmt: skip
+        if self.num >= PARALLEL_MIN:
+            kernels.step_rows(*args, numba.get_num_threads())
+        else:
+            kernels.step_rows_serial(*args)
 
     def refusal(self, row: int) -> str:
         code = int(self.reasons[row])

@@ -17,6 +17,7 @@ import numba as nb
 import numpy as np
 
 from solitaire_gym.engine.actions import K_CT, K_FC, K_FT, K_TC, K_TF, decode
+from solitaire_gym.engine.borrow import borrow, fields, hold, view
 from solitaire_gym.engine.movegen import legal_mask
 from solitaire_gym.engine.play import play, undo
 from solitaire_gym.engine.rules import R_BAD_ACTION, check_move, is_won
@@ -150,61 +151,71 @@ def _step_one(
     observe(s, b, cfg, obs[i])
 
 
-@nb.njit(cache=True, parallel=True)
-def step_rows(
-    views, cfg, mode, n_base, undo_on, reward_mode, penalty, act, deals,
-    rewards, reasons, engine_act, mask_parts, counts, won, obs_parts,
-):  # fmt: skip
-    """Step every row whose ``act`` is >= 0; a row with ``ROW_DEAL`` gets deal ``deals[b]``
-    first; every row gets its mask and observation recomputed. One parallel launch per env step.
-
-    The rows are cut into ``len(views)`` parts (``state.part_rows``); part ``t`` works through
-    its own state object ``views[t]`` (``state.thread_states``) and its own views
-    ``mask_parts[t]``, ``obs_parts[t]`` of the mask and observation rows (``state.split_rows``):
-    taking a row of an array touches the array's reference count, which the threads must not
-    share. Arrays: ``act``, ``deals`` (B,) int64; ``rewards`` (B,) float32; ``reasons``,
-    ``engine_act`` (B,) int64; masks (B, n_actions) int8; ``counts`` (B,) int32; ``won`` (B,)
-    bool; observations (B, obs_size) float32."""
-    n = act.shape[0]
-    for t in nb.prange(len(views)):
-        v = views[t]
-        masks = mask_parts[t]
-        obs = obs_parts[t]
-        lo, hi = part_rows(n, len(views), t)
-        for b in range(lo, hi):
-            _step_one(
-                v, b, b - lo, cfg, mode, n_base, undo_on, reward_mode, penalty, act, deals,
-                rewards, reasons, engine_act, masks, counts, won, obs,
-            )  # fmt: skip
-
-
 @nb.njit(cache=True)
-def step_rows_serial(
-    s, cfg, mode, n_base, undo_on, reward_mode, penalty, act, deals,
+def _step_range(
+    s, lo, hi, cfg, mode, n_base, undo_on, reward_mode, penalty, act, deals,
     rewards, reasons, engine_act, masks, counts, won, obs,
 ):  # fmt: skip
-    """:func:`step_rows` on one thread, with the state and whole arrays: for small batches, where
-    waking threads costs more."""
-    for b in range(act.shape[0]):
+    for b in range(lo, hi):
         _step_one(
             s, b, b, cfg, mode, n_base, undo_on, reward_mode, penalty, act, deals,
             rewards, reasons, engine_act, masks, counts, won, obs,
         )  # fmt: skip
 
 
-@nb.njit(cache=True, inline="always")
-def _refresh_one(s, cfg, mode, n_base, undo_on, rows, deals, masks, counts, won, obs, i):
-    b = rows[i]
-    if deals.shape[0]:
-        deal_into(s, b, cfg, np.uint64(deals[i]))
-    counts[b] = env_mask(s, b, cfg, mode, n_base, undo_on, masks[b])
-    won[b] = is_won(s, b, cfg)
-    observe(s, b, cfg, obs[b])
+@nb.njit(cache=True, parallel=True)
+def step_rows(
+    state, cfg, mode, n_base, undo_on, reward_mode, penalty, act, deals,
+    rewards, reasons, engine_act, masks, counts, won, obs, parts,
+):  # fmt: skip
+    """Step every row whose ``act`` is >= 0; a row with ``ROW_DEAL`` gets deal ``deals[b]``
+    first; every row gets its mask and observation recomputed. One parallel launch per env step:
+    the rows are cut into ``parts`` (``state.part_rows``), each worked through borrowed views of
+    the state and arrays (``engine/borrow.py``: no reference counting in the loop). Arrays:
+    ``act``, ``deals`` (B,) int64; ``rewards`` (B,) float32; ``reasons``, ``engine_act`` (B,)
+    int64; ``masks`` (B, n_actions) int8; ``counts`` (B,) int32; ``won`` (B,) bool; ``obs``
+    (B, obs_size) float32."""
+    n = act.shape[0]
+    for t in nb.prange(parts):
+        lo, hi = part_rows(n, parts, t)
+        owner = borrow(state)
+        _step_range(
+            fields(owner), lo, hi, view(cfg), mode, n_base, undo_on, reward_mode, penalty,
+            view(act), view(deals), view(rewards), view(reasons), view(engine_act), view(masks),
+            view(counts), view(won), view(obs),
+        )  # fmt: skip
+        hold(owner)
+
+
+@nb.njit(cache=True)
+def step_rows_serial(
+    state, cfg, mode, n_base, undo_on, reward_mode, penalty, act, deals,
+    rewards, reasons, engine_act, masks, counts, won, obs,
+):  # fmt: skip
+    """:func:`step_rows` on one thread: for small batches, where waking threads costs more."""
+    owner = borrow(state)
+    _step_range(
+        fields(owner), 0, act.shape[0], view(cfg), mode, n_base, undo_on, reward_mode, penalty,
+        view(act), view(deals), view(rewards), view(reasons), view(engine_act), view(masks),
+        view(counts), view(won), view(obs),
+    )  # fmt: skip
+    hold(owner)
+
+
+@nb.njit(cache=True)
+def _refresh_range(s, lo, hi, cfg, mode, n_base, undo_on, rows, deals, masks, counts, won, obs):
+    for i in range(lo, hi):
+        b = rows[i]
+        if deals.shape[0]:
+            deal_into(s, b, cfg, np.uint64(deals[i]))
+        counts[b] = env_mask(s, b, cfg, mode, n_base, undo_on, masks[b])
+        won[b] = is_won(s, b, cfg)
+        observe(s, b, cfg, obs[b])
 
 
 @nb.njit(cache=True, parallel=True)
 def refresh_rows(
-    views,
+    state,
     cfg: np.ndarray,
     mode: int,
     n_base: int,
@@ -215,22 +226,30 @@ def refresh_rows(
     counts: np.ndarray,
     won: np.ndarray,
     obs: np.ndarray,
+    parts: int,
 ) -> None:
     """Deal ``deals[i]`` into row ``rows[i]`` (when ``deals`` is not empty) and recompute the
-    mask, legal count, won flag and observation of those rows. ``views``: as in
+    mask, legal count, won flag and observation of those rows; ``parts`` as in
     :func:`step_rows`."""
     n = rows.shape[0]
-    for t in nb.prange(len(views)):
-        v = views[t]
-        lo, hi = part_rows(n, len(views), t)
-        for i in range(lo, hi):
-            _refresh_one(v, cfg, mode, n_base, undo_on, rows, deals, masks, counts, won, obs, i)
+    for t in nb.prange(parts):
+        lo, hi = part_rows(n, parts, t)
+        owner = borrow(state)
+        _refresh_range(
+            fields(owner), lo, hi, view(cfg), mode, n_base, undo_on, view(rows), view(deals),
+            view(masks), view(counts), view(won), view(obs),
+        )  # fmt: skip
+        hold(owner)
 
 
 @nb.njit(cache=True)
 def refresh_rows_serial(
-    s, cfg, mode, n_base, undo_on, rows, deals, masks, counts, won, obs
+    state, cfg, mode, n_base, undo_on, rows, deals, masks, counts, won, obs
 ):  # fmt: skip
     """:func:`refresh_rows` on one thread."""
-    for i in range(rows.shape[0]):
-        _refresh_one(s, cfg, mode, n_base, undo_on, rows, deals, masks, counts, won, obs, i)
+    owner = borrow(state)
+    _refresh_range(
+        fields(owner), 0, rows.shape[0], view(cfg), mode, n_base, undo_on, view(rows),
+        view(deals), view(masks), view(counts), view(won), view(obs),
+    )  # fmt: skip
+    hold(owner)
