@@ -83,17 +83,20 @@ def observe(s, b: int, cfg: np.ndarray, out: np.ndarray) -> None:
     n = cfg[G_CARDS]
     seen0 = np.uint64(0)
     seen1 = np.uint64(0)
+    # Loop bounds and the face-down count are read once: the compiler cannot tell that the
+    # stores into ``out`` leave the state alone, so it would read them again after each store.
     for c in range(cfg[G_COLS]):
-        h = tab_len[b, c]
-        for i in range(tab_unknown[b, c], h):
+        h = np.int64(tab_len[b, c])
+        down = np.int64(tab_down[b, c])
+        for i in range(np.int64(tab_unknown[b, c]), h):
             r, seen0, seen1 = _row(seen0, seen1, decks, tab[b, c, i])
             out[r + c] = 1.0
             out[r + F_DEPTH] = (h - 1 - i) / DEPTH_SCALE
-            out[r + F_DOWN] = i < tab_down[b, c]  # no branch: which cards are down is random
+            out[r + F_DOWN] = i < down  # no branch: which cards are down is random
     for p in range(cfg[G_PILES]):
-        suit = pile_suit(cfg, p)
-        for rank in range(found[b, p]):
-            r, seen0, seen1 = _row(seen0, seen1, decks, suit * 13 + rank)
+        first = pile_suit(cfg, p) * 13
+        for face in range(first, first + np.int64(found[b, p])):
+            r, seen0, seen1 = _row(seen0, seen1, decks, face)
             out[r + F_FOUND] = 1.0
     w = s.waste_len[b]
     for i in range(w):
