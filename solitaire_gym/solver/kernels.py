@@ -95,6 +95,15 @@ from __future__ import annotations
 
 import numba as nb
 import numpy as np
+from numba.core import cgutils, imputils, types
+from numba.core.typing.templates import AttributeTemplate
+from numba.extending import (
+    infer_getattr,
+    intrinsic,
+    lower_getattr_generic,
+    models,
+    register_model,
+)
 
 from solitaire_gym.engine.actions import (
     K_CF,
@@ -121,6 +130,7 @@ from solitaire_gym.engine.rules import (
     foundation_for,
     is_won,
 )
+from solitaire_gym.engine.state import State
 from solitaire_gym.engine.variants import (
     DOUBLE,
     G_CELLS,
@@ -390,7 +400,7 @@ def tt_rehash(
 # ---- safe automatic foundation moves ---------------------------------------------------------
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, inline="always")
 def _safe(s, cfg: np.ndarray, card: int) -> bool:
     """May ``card`` (whose foundation move is legal) be played there without branching?
     See the module docstring for why each condition suffices."""
@@ -420,7 +430,7 @@ def _safe(s, cfg: np.ndarray, card: int) -> bool:
     return max(s.found[0, 2 * su], s.found[0, 2 * su + 1]) >= r + 1
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, inline="always")
 def find_safe(s, cfg: np.ndarray) -> int:
     """A safe automatic foundation move of row 0 (action id), or -1."""
     for c in range(cfg[G_COLS]):
@@ -458,11 +468,11 @@ def find_safe(s, cfg: np.ndarray) -> int:
 def autoplay(s, cfg: np.ndarray, recs: np.ndarray, top: int, flags: int) -> int:
     """Play safe foundation moves until none is left; their records go to ``recs[top ..]``.
     Returns the new top."""
-    while not (flags & FL_NO_AUTO) and not is_won(s, 0, cfg):
+    while not (flags & FL_NO_AUTO) and not _is_won(s, 0, cfg):
         a = find_safe(s, cfg)
         if a < 0:
             break
-        recs[top] = apply(s, 0, cfg, a)
+        recs[top] = _apply(s, 0, cfg, a)
         top += 1
     return top
 
@@ -650,7 +660,7 @@ def dead_end(s, cfg: np.ndarray, loc: np.ndarray, strong: bool = False) -> bool:
 # ---- move generation and ordering --------------------------------------------------------------
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, inline="always")
 def _score(s, cfg: np.ndarray, kind: int, src: int, dst: int, n: int, j: int) -> int:
     """Move ordering: higher first. Foundations, then moves that uncover a new card or free a
     cell, then the rest; take-backs last."""
@@ -720,12 +730,12 @@ def stock_walk(
             tap = cfg[L_DRAW] + 1
         else:
             break
-        tmp[n_taps] = apply(s, 0, cfg, tap)
+        tmp[n_taps] = _apply(s, 0, cfg, tap)
         n_taps += 1
         if seen[s.waste_len[0]]:
             break
     for r in range(n_taps - 1, -1, -1):
-        undo_record(s, 0, cfg, tmp[r])
+        _undo(s, 0, cfg, tmp[r])
     return w
 
 
@@ -861,6 +871,141 @@ def _lazy_waste(cfg: np.ndarray) -> bool:
     return cfg[L_STOCK] != 0 and cfg[G_DRAW] == 1 and cfg[G_VEGAS] == 0
 
 
+# ---- borrowed views ---------------------------------------------------------------------------
+#
+# A numba array carries a pointer to its owner's reference count (its meminfo), and so does the
+# state struct; every call that passes one on counts it up on entry and down on exit, and every
+# read of a field of the struct counts that field, all with atomic instructions: that was about
+# half of the search's time. The search therefore works on views that own nothing: arrays made
+# with ``numba.carray`` (no meminfo, so counting them is a test of a null pointer) and, for the
+# state, a plain pointer to the fields of a struct of such arrays (``Borrowed``), which the
+# engine's kernels read like the state itself (they only read its fields). The views are valid
+# while the search runs: the caller holds the arrays, and the search holds the struct.
+
+
+@intrinsic
+def _data_ptr(typingctx, arr):
+    """The address of an array's first element, typed as a pointer to its dtype."""
+    sig = types.CPointer(arr.dtype)(arr)
+
+    def codegen(context, builder, signature, args):
+        return context.make_array(arr)(context, builder, value=args[0]).data
+
+    return sig, codegen
+
+
+@nb.njit(cache=True, inline="always")
+def _view(a):
+    """A view of the C-contiguous array ``a`` that owns nothing (see above)."""
+    return nb.carray(_data_ptr(a), a.shape)
+
+
+@nb.njit(cache=True)
+def _borrow(s):
+    """The state ``s`` with every array replaced by a view that owns nothing (see above)."""
+    return State(
+        _view(s.tab),
+        _view(s.tab_len),
+        _view(s.tab_down),
+        _view(s.stock),
+        _view(s.stock_len),
+        _view(s.waste),
+        _view(s.waste_len),
+        _view(s.found),
+        _view(s.cells),
+        _view(s.score),
+        _view(s.moves),
+        _view(s.hist),
+        _view(s.hist_len),
+        _view(s.hist_top),
+        _view(s.tab_unknown),
+        _view(s.stock_unknown),
+    )
+
+
+class Borrowed(types.Type):
+    """numba type: a plain pointer to the fields of a state struct (``StateType``), read like
+    the struct itself but never reference-counted (see above)."""
+
+    def __init__(self, struct_type: types.Type) -> None:
+        self.struct_type = struct_type
+        super().__init__(name=f"Borrowed({struct_type})")
+
+
+@register_model(Borrowed)
+class _BorrowedModel(models.PrimitiveModel):
+    def __init__(self, dmm, fe_type):
+        payload = dmm.lookup(fe_type.struct_type.get_data_type()).get_value_type()
+        super().__init__(dmm, fe_type, payload.as_pointer())
+
+
+@infer_getattr
+class _BorrowedAttribute(AttributeTemplate):
+    key = Borrowed
+
+    def generic_resolve(self, typ, attr):
+        return typ.struct_type.field_dict.get(attr)
+
+
+@lower_getattr_generic(Borrowed)
+def _borrowed_getattr(context, builder, typ, val, attr):
+    fields = cgutils.create_struct_proxy(typ.struct_type.get_data_type())(context, builder, ref=val)
+    value = getattr(fields, attr)
+    return imputils.impl_ret_borrowed(context, builder, typ.struct_type.field_dict[attr], value)
+
+
+@intrinsic
+def _fields(typingctx, st):
+    """A :class:`Borrowed` pointer to the fields of the state struct ``st`` (which must outlive
+    it)."""
+    sig = Borrowed(st)(st)
+
+    def codegen(context, builder, signature, args):
+        meminfo = cgutils.create_struct_proxy(st)(context, builder, value=args[0]).meminfo
+        data = context.nrt.meminfo_data(builder, meminfo)
+        payload = context.data_model_manager[st.get_data_type()].get_value_type()
+        return builder.bitcast(data, payload.as_pointer())
+
+    return sig, codegen
+
+
+# The engine's own kernels, compiled into the solver's loops instead of called: a call passes the
+# state struct, whose reference count each call takes up and puts down atomically.
+_apply = nb.njit(inline="always")(apply.py_func)
+_undo = nb.njit(inline="always")(undo_record.py_func)
+_check_move = nb.njit(inline="always")(check_move.py_func)
+_is_won = nb.njit(inline="always")(is_won.py_func)
+
+
+@nb.njit(cache=True)
+def _undo_to(s, cfg: np.ndarray, recs: np.ndarray, top: int, r0: int) -> None:
+    """Take back the records ``recs[r0 .. top-1]``, last first."""
+    for r in range(top - 1, r0 - 1, -1):
+        _undo(s, 0, cfg, recs[r])
+
+
+@nb.njit(cache=True)
+def _taps(s, cfg: np.ndarray, recs: np.ndarray, top: int, j: int) -> int:
+    """Tap the stock ``j`` times (draw, or turn the waste over when the stock is empty); the
+    records go to ``recs[top ..]``. Returns the new top."""
+    for _ in range(j):
+        tap = cfg[L_DRAW] if s.stock_len[0] > 0 else cfg[L_DRAW] + 1
+        recs[top] = _apply(s, 0, cfg, tap)
+        top += 1
+    return top
+
+
+@nb.njit(cache=True)
+def _move(s, cfg: np.ndarray, recs: np.ndarray, top: int, a: int, flags: int) -> int:
+    """Play ``a`` after a last ``check_move``, then the safe automatic moves; the records go to
+    ``recs[top ..]``. Returns the new top (``top + 1``: no automatic move followed), or -1 if
+    ``a`` is illegal (a solver bug)."""
+    if _check_move(s, 0, cfg, a) != 0:
+        return -1
+    recs[top] = _apply(s, 0, cfg, a)
+    return autoplay(s, cfg, recs, top + 1, flags)
+
+
 # ---- the search --------------------------------------------------------------------------------
 #
 # Depth-first, with Tarjan's strongly-connected-component bookkeeping so that whatever a run
@@ -963,7 +1108,7 @@ def restart(
 
 @nb.njit(cache=True)
 def search(
-    s,
+    state,
     cfg: np.ndarray,
     Z: np.ndarray,
     tt1: np.ndarray,
@@ -987,6 +1132,25 @@ def search(
     """Continue the run until a win, exhaustion, ``ctl[C_NODES]`` reaching ``node_limit``,
     ``work_limit`` steps, or an array that needs to grow (the caller grows it and calls again;
     nothing is lost)."""
+    views = _borrow(state)  # views that own nothing: no atomic reference counts below
+    s = _fields(views)
+    cfg = _view(cfg)
+    Z = _view(Z)
+    tt1 = _view(tt1)
+    tt2 = _view(tt2)
+    tti = _view(tti)
+    recs = _view(recs)
+    frames = _view(frames)
+    moves = _view(moves)
+    ctl = _view(ctl)
+    acts = _view(acts)
+    sc = _view(sc)
+    tmp = _view(tmp)
+    seen = _view(seen)
+    ts1 = _view(ts1)
+    ts2 = _view(ts2)
+    wkc = _view(wkc)
+    wkj = _view(wkj)
     depth = ctl[C_DEPTH]
     top = ctl[C_RECS]
     mtop = ctl[C_MOVES]
@@ -1001,7 +1165,6 @@ def search(
     wtop = ctl[C_WALK]
     status = ST_BUDGET
     work = 0
-    draw_a = cfg[L_DRAW]
     flags = ctl[C_FLAGS]
     lazy_waste = _lazy_waste(cfg) and not (flags & (FL_NO_LAZY | FL_NO_MACRO))
     macro = cfg[L_STOCK] != 0 and not (flags & FL_NO_MACRO)
@@ -1033,8 +1196,7 @@ def search(
                 status = ST_RUN_DONE if inc else ST_EXHAUSTED
                 break
             r0 = frames[depth, F_REC]
-            for r in range(top - 1, r0 - 1, -1):
-                undo_record(s, 0, cfg, recs[r])
+            _undo_to(s, cfg, recs, top, r0)
             top = r0
             mtop = frames[depth, F_MV]
             wtop = frames[depth, F_WKTOP]
@@ -1065,20 +1227,17 @@ def search(
         a = m & MOVE_MASK
         j = m >> MOVE_BITS
         r_start = top
-        for _ in range(j):
-            tap = draw_a if s.stock_len[0] > 0 else draw_a + 1
-            recs[top] = apply(s, 0, cfg, tap)
-            top += 1
-        if check_move(s, 0, cfg, a) != 0:
-            status = ST_BUG
-            break
+        if j > 0:
+            top = _taps(s, cfg, recs, top, j)
         kind, src, dst, _n = decode(cfg, a)
         played = np.int64(s.waste[0, s.waste_len[0] - 1]) if kind == K_WF else -1
-        recs[top] = apply(s, 0, cfg, a)
-        top += 1
-        before_auto = top
-        top = autoplay(s, cfg, recs, top, flags)
-        if is_won(s, 0, cfg):
+        before_auto = top + 1
+        after = _move(s, cfg, recs, top, a, flags)
+        if after < 0:
+            status = ST_BUG
+            break
+        top = after
+        if _is_won(s, 0, cfg):
             status = ST_WON
             break
         rkind = R_NONE
@@ -1099,8 +1258,7 @@ def search(
                     frames[depth, F_INC] = 1
                 elif val < frames[depth, F_LOW]:
                     frames[depth, F_LOW] = val
-            for r in range(top - 1, r_start - 1, -1):
-                undo_record(s, 0, cfg, recs[r])
+            _undo_to(s, cfg, recs, top, r_start)
             top = r_start
             continue
         ttn += val
@@ -1110,8 +1268,7 @@ def search(
             tt_kill(tt1, tt2, tti, h1, h2)
             dead += 1
             n_deadend += 1
-            for r in range(top - 1, r_start - 1, -1):
-                undo_record(s, 0, cfg, recs[r])
+            _undo_to(s, cfg, recs, top, r_start)
             top = r_start
             continue
         ts1[tsp] = h1
@@ -1143,7 +1300,7 @@ def search(
         tsp += 1
         index += 1
         mtop += cnt
-    s.moves[0] = 0  # the app's counter is no business of the solver's (and must not overflow)
+    views.moves[0] = 0  # the app's counter is no business of the solver's (nor may it overflow)
     ctl[C_DEPTH] = depth
     ctl[C_RECS] = top
     ctl[C_MOVES] = mtop
