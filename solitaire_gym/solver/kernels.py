@@ -95,15 +95,6 @@ from __future__ import annotations
 
 import numba as nb
 import numpy as np
-from numba.core import cgutils, imputils, types
-from numba.core.typing.templates import AttributeTemplate
-from numba.extending import (
-    infer_getattr,
-    intrinsic,
-    lower_getattr_generic,
-    models,
-    register_model,
-)
 
 from solitaire_gym.engine.actions import (
     K_CF,
@@ -119,6 +110,7 @@ from solitaire_gym.engine.actions import (
     K_WT,
     decode,
 )
+from solitaire_gym.engine.borrow import borrow, fields, view
 from solitaire_gym.engine.cards import KING, rank_of, suit_of
 from solitaire_gym.engine.movegen import legal_actions
 from solitaire_gym.engine.play import apply, undo_record
@@ -130,7 +122,6 @@ from solitaire_gym.engine.rules import (
     foundation_for,
     is_won,
 )
-from solitaire_gym.engine.state import State
 from solitaire_gym.engine.variants import (
     DOUBLE,
     G_CELLS,
@@ -873,100 +864,8 @@ def _lazy_waste(cfg: np.ndarray) -> bool:
 
 # ---- borrowed views ---------------------------------------------------------------------------
 #
-# A numba array carries a pointer to its owner's reference count (its meminfo), and so does the
-# state struct; every call that passes one on counts it up on entry and down on exit, and every
-# read of a field of the struct counts that field, all with atomic instructions: that was about
-# half of the search's time. The search therefore works on views that own nothing: arrays made
-# with ``numba.carray`` (no meminfo, so counting them is a test of a null pointer) and, for the
-# state, a plain pointer to the fields of a struct of such arrays (``Borrowed``), which the
-# engine's kernels read like the state itself (they only read its fields). The views are valid
-# while the search runs: the caller holds the arrays, and the search holds the struct.
-
-
-@intrinsic
-def _data_ptr(typingctx, arr):
-    """The address of an array's first element, typed as a pointer to its dtype."""
-    sig = types.CPointer(arr.dtype)(arr)
-
-    def codegen(context, builder, signature, args):
-        return context.make_array(arr)(context, builder, value=args[0]).data
-
-    return sig, codegen
-
-
-@nb.njit(cache=True, inline="always")
-def _view(a):
-    """A view of the C-contiguous array ``a`` that owns nothing (see above)."""
-    return nb.carray(_data_ptr(a), a.shape)
-
-
-@nb.njit(cache=True)
-def _borrow(s):
-    """The state ``s`` with every array replaced by a view that owns nothing (see above)."""
-    return State(
-        _view(s.tab),
-        _view(s.tab_len),
-        _view(s.tab_down),
-        _view(s.stock),
-        _view(s.stock_len),
-        _view(s.waste),
-        _view(s.waste_len),
-        _view(s.found),
-        _view(s.cells),
-        _view(s.score),
-        _view(s.moves),
-        _view(s.hist),
-        _view(s.hist_len),
-        _view(s.hist_top),
-        _view(s.tab_unknown),
-        _view(s.stock_unknown),
-    )
-
-
-class Borrowed(types.Type):
-    """numba type: a plain pointer to the fields of a state struct (``StateType``), read like
-    the struct itself but never reference-counted (see above)."""
-
-    def __init__(self, struct_type: types.Type) -> None:
-        self.struct_type = struct_type
-        super().__init__(name=f"Borrowed({struct_type})")
-
-
-@register_model(Borrowed)
-class _BorrowedModel(models.PrimitiveModel):
-    def __init__(self, dmm, fe_type):
-        payload = dmm.lookup(fe_type.struct_type.get_data_type()).get_value_type()
-        super().__init__(dmm, fe_type, payload.as_pointer())
-
-
-@infer_getattr
-class _BorrowedAttribute(AttributeTemplate):
-    key = Borrowed
-
-    def generic_resolve(self, typ, attr):
-        return typ.struct_type.field_dict.get(attr)
-
-
-@lower_getattr_generic(Borrowed)
-def _borrowed_getattr(context, builder, typ, val, attr):
-    fields = cgutils.create_struct_proxy(typ.struct_type.get_data_type())(context, builder, ref=val)
-    value = getattr(fields, attr)
-    return imputils.impl_ret_borrowed(context, builder, typ.struct_type.field_dict[attr], value)
-
-
-@intrinsic
-def _fields(typingctx, st):
-    """A :class:`Borrowed` pointer to the fields of the state struct ``st`` (which must outlive
-    it)."""
-    sig = Borrowed(st)(st)
-
-    def codegen(context, builder, signature, args):
-        meminfo = cgutils.create_struct_proxy(st)(context, builder, value=args[0]).meminfo
-        data = context.nrt.meminfo_data(builder, meminfo)
-        payload = context.data_model_manager[st.get_data_type()].get_value_type()
-        return builder.bitcast(data, payload.as_pointer())
-
-    return sig, codegen
+# The search works on views that own nothing (``engine/borrow.py``): counting references to the
+# state and the arrays, atomically, at every call and field read was about half of its time.
 
 
 # The engine's own kernels, compiled into the solver's loops instead of called: a call passes the
@@ -1132,25 +1031,25 @@ def search(
     """Continue the run until a win, exhaustion, ``ctl[C_NODES]`` reaching ``node_limit``,
     ``work_limit`` steps, or an array that needs to grow (the caller grows it and calls again;
     nothing is lost)."""
-    views = _borrow(state)  # views that own nothing: no atomic reference counts below
-    s = _fields(views)
-    cfg = _view(cfg)
-    Z = _view(Z)
-    tt1 = _view(tt1)
-    tt2 = _view(tt2)
-    tti = _view(tti)
-    recs = _view(recs)
-    frames = _view(frames)
-    moves = _view(moves)
-    ctl = _view(ctl)
-    acts = _view(acts)
-    sc = _view(sc)
-    tmp = _view(tmp)
-    seen = _view(seen)
-    ts1 = _view(ts1)
-    ts2 = _view(ts2)
-    wkc = _view(wkc)
-    wkj = _view(wkj)
+    views = borrow(state)  # views that own nothing: no atomic reference counts below
+    s = fields(views)
+    cfg = view(cfg)
+    Z = view(Z)
+    tt1 = view(tt1)
+    tt2 = view(tt2)
+    tti = view(tti)
+    recs = view(recs)
+    frames = view(frames)
+    moves = view(moves)
+    ctl = view(ctl)
+    acts = view(acts)
+    sc = view(sc)
+    tmp = view(tmp)
+    seen = view(seen)
+    ts1 = view(ts1)
+    ts2 = view(ts2)
+    wkc = view(wkc)
+    wkj = view(wkj)
     depth = ctl[C_DEPTH]
     top = ctl[C_RECS]
     mtop = ctl[C_MOVES]
@@ -1300,7 +1199,9 @@ def search(
         tsp += 1
         index += 1
         mtop += cnt
-    views.moves[0] = 0  # the app's counter is no business of the solver's (nor may it overflow)
+    # The app's counter is no business of the solver's (nor may it overflow); this use of
+    # ``views`` also keeps its struct alive until here, which ``s`` points into.
+    views.moves[0] = 0
     ctl[C_DEPTH] = depth
     ctl[C_RECS] = top
     ctl[C_MOVES] = mtop
