@@ -39,6 +39,7 @@ bench: $(STAMP_DEV)
 	$(BIN)/python benchmarks/bench_envs.py
 	$(BIN)/python benchmarks/bench_scaling.py
 	$(BIN)/python benchmarks/bench_step_parts.py
+	$(BIN)/python benchmarks/bench_launch.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info

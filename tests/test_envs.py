@@ -375,15 +375,16 @@ def test_free_cell_cycle_gains_nothing_under_fair(mode, per_cycle):
 )
 def test_parallel_step_equals_serial_step(env_id, kwargs, monkeypatch):
     """Batches of PARALLEL_MIN games or more are stepped by the prange kernels, each part of the
-    rows through its own state object and its own views of the mask and observation rows; they
-    must give exactly what the one-thread kernels give."""
+    rows on borrowed views of the state and arrays; they must give exactly what the one-thread
+    kernels give."""
     from solitaire_gym.envs import core
 
     n = 6 * 32 + 5  # parts of unequal size
-    assert n >= core.PARALLEL_MIN
+    monkeypatch.setattr(core, "PARALLEL_MIN", 1)
     par = gym.make_vec(env_id, num_envs=n, max_episode_steps=60, **kwargs)
     monkeypatch.setattr(core, "PARALLEL_MIN", 10**9)
     ser = gym.make_vec(env_id, num_envs=n, max_episode_steps=60, **kwargs)
+    assert par.unwrapped._core.parallel and not ser.unwrapped._core.parallel
     (op, ip), (os_, is_) = par.reset(seed=5), ser.reset(seed=5)
     rng = np.random.default_rng(5)
     for _ in range(150):

@@ -46,7 +46,11 @@ def sample_deals(rng: np.random.Generator, n: int, split: str) -> np.ndarray:
 # ---- options -----------------------------------------------------------------------------------
 REWARD_MODES = {"app": kernels.REWARD_APP, "fair": kernels.REWARD_FAIR, "win": kernels.REWARD_WIN}
 ACTION_MODES = {"move": kernels.MODE_MOVE, "tap": kernels.MODE_TAP}
-PARALLEL_MIN = 192  # below this many games a step runs on one thread (measured crossover: ~200)
+# Fewest games for which a step runs on all cores (fewer run on one thread). Waking the threads
+# costs ~15 µs with numba's omp layer and ~100 µs with workqueue, the package's default
+# (``benchmarks/bench_launch.py``), against ~1 µs of work per game; on 2 cores parallel steps
+# paid from about 200 games with omp and about 600 with workqueue.
+PARALLEL_MIN = 640 if numba.config.THREADING_LAYER == "workqueue" else 192
 DEFAULT_MAX_EPISODE_STEPS = {"DS1": 2000, "TF1": 1000, "SH1": 500}
 
 
@@ -125,6 +129,7 @@ class EnvCore:
         self._no_deals = np.zeros(0, np.int64)
         self._spares: dict[str, list[np.ndarray]] = {"obs": [], "masks": [], "rewards": []}
         self.codes = np.empty(num, dtype=object)
+        self.parallel = num >= PARALLEL_MIN  # steps on all cores
 
     # spaces
     def observation_space(self) -> spaces.Box:
@@ -256,7 +261,7 @@ class EnvCore:
             self.rewards, self.reasons, self.engine_act, self.masks, self.counts, self.won,
             self.obs,
         )  # fmt: skip
-        if self.num >= PARALLEL_MIN:
+        if self.parallel:
             kernels.step_rows(*args, numba.get_num_threads())
         else:
             kernels.step_rows_serial(*args)
