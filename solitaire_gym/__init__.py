@@ -7,9 +7,12 @@ import numba
 # Before any kernel is loaded, a numba cache compiled from older sources is dropped (_cache).
 from solitaire_gym import _cache  # noqa: F401
 
-# The batched kernels launch one parallel loop per env step. numba's OpenMP layer costs ~10 ms
-# per launch whenever the cores are busy (e.g. beside a torch learner), its workqueue layer does
-# not (benchmarks/bench_engine.py --threading-layer). Kept if the user chose a layer.
+# The batched kernels launch one parallel loop per env step. On idle cores a launch takes ~15 µs
+# with numba's omp layer and ~100 µs with its workqueue layer; but when other processes keep every
+# core busy, an omp launch often waits a whole time slice (~8 ms) while workqueue stays near
+# 100 µs (benchmarks/bench_launch.py). So workqueue is the default, robust choice; on dedicated
+# cores NUMBA_THREADING_LAYER=omp makes the vector env faster (see the README). Kept if the user
+# chose a layer.
 if "NUMBA_THREADING_LAYER" not in os.environ:
     numba.config.THREADING_LAYER = "workqueue"
 
