@@ -21,6 +21,7 @@ import random
 import time
 
 import gymnasium as gym
+import numba
 import numpy as np
 
 import solitaire_gym  # noqa: F401  (registers the ids)
@@ -136,6 +137,10 @@ def main() -> None:
             print(line + f" {mem:>11,}")
         print()
     print("x: ratio to OpenSpiel's mean steps/s in this run. Targets: vector >= 30, single >= 1.")
+    print(
+        f"numba threading layer: {numba.threading_layer()} (set NUMBA_THREADING_LAYER=omp or "
+        "workqueue to compare; benchmarks/bench_launch.py times one launch of each)"
+    )
 
 
 if __name__ == "__main__":
