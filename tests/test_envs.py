@@ -606,3 +606,28 @@ def test_borrowed_views_read_and_write_the_state_itself():
     assert (n, width) == (before, core.cfg.shape[0])
     assert core.state.tab_len[0, 3] == before + 1
     assert [part_rows(5, 3, t) for t in range(3)] == [(0, 1), (1, 3), (3, 5)]
+
+
+def test_batch_takes_strided_arrays():
+    """A strided array has no single block of memory to wrap: ``borrow.view`` passes it on as it
+    is, so a batch stepped with every other element of a wider array plays those actions."""
+    from solitaire_gym.engine.batch import Batch
+    from solitaire_gym.engine.borrow import view
+    from solitaire_gym.engine.variants import parse_code
+
+    variant = parse_code("SH1-C4-AAAAAAB")[0]
+    a, b = Batch(variant, 6), Batch(variant, 6)
+    for batch in (a, b):
+        batch.deal(np.arange(6))
+    act = np.array([np.flatnonzero(row)[-1] for row in a.masks()], np.int64)
+    b.masks()
+    wide = np.full(12, 10**6, np.int64)  # out of range wherever a wrong element would be read
+    wide[::2] = act
+    assert (a.step(act) == 0).all() and (b.step(wide[::2]) == 0).all()
+    np.testing.assert_array_equal(a.masks(), b.masks())
+
+    @numba.njit
+    def total(x):
+        return view(x).sum()
+
+    assert total(np.arange(10)) == 45 and total(np.arange(10)[::2]) == 20

@@ -26,6 +26,7 @@ from numba.extending import (
     intrinsic,
     lower_getattr_generic,
     models,
+    overload,
     register_model,
 )
 
@@ -43,10 +44,18 @@ def _data_ptr(typingctx, arr):
     return sig, codegen
 
 
-@nb.njit(cache=True, inline="always")
 def view(a):
-    """A view of the C-contiguous array ``a`` that owns nothing."""
-    return nb.carray(_data_ptr(a), a.shape)
+    """A view of ``a`` that owns nothing, for compiled code; ``a`` itself when it is not a
+    C-contiguous array (a strided view has no single block of memory to wrap: it stays counted,
+    and correct)."""
+    return a
+
+
+@overload(view)
+def _view(a):
+    if isinstance(a, types.Array) and a.layout == "C":
+        return lambda a: nb.carray(_data_ptr(a), a.shape)
+    return lambda a: a
 
 
 @nb.njit(cache=True)
