@@ -43,7 +43,7 @@ def _counted(
 ):  # fmt: skip
     for b in nb.prange(act.shape[0]):
         kernels._step_one(
-            s, b, b, cfg, mode, n_base, undo_on, reward_mode, penalty, act, deals,
+            s, b, cfg, mode, n_base, undo_on, reward_mode, penalty, act, deals,
             rewards, reasons, engine_act, masks, counts, won, obs,
         )  # fmt: skip
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import numba as nb
 import numpy as np
-from numba.cpython.unsafe.numbers import trailing_zeros
 
 from solitaire_gym.engine.actions import (
     K_CF,
@@ -29,6 +28,7 @@ from solitaire_gym.engine.actions import (
     enc_ft,
     enc_tt,
 )
+from solitaire_gym.engine.bits import bit, pop_lowest
 from solitaire_gym.engine.cards import KING, N_FACES, rank_of
 from solitaire_gym.engine.rules import (
     EMPTY_TOP,
@@ -93,16 +93,6 @@ def _takers(cfg: np.ndarray, tops: np.uint64, cols: int, cards: np.uint64) -> np
     return found
 
 
-@nb.njit(cache=True, inline="always")
-def _bit(card) -> np.uint64:
-    return np.uint64(1) << np.uint64(card)
-
-
-@nb.njit(cache=True, inline="always")
-def _lowest(bits: np.uint64) -> int:
-    return np.int64(trailing_zeros(bits))
-
-
 @nb.njit(cache=True)
 def _enumerate(s, b: int, cfg: np.ndarray, out: np.ndarray, as_mask: bool) -> int:
     """Legal actions in action-id order. Candidates are screened with the rules' own predicates
@@ -140,19 +130,18 @@ def _enumerate(s, b: int, cfg: np.ndarray, out: np.ndarray, as_mask: bool) -> in
         # The cards of the run in sequence from the top (as far as ``movable``), as a mask: a
         # column takes a run from here if its top wants one of them (or it is empty and one is a
         # King); the run length then follows from the two top ranks.
-        run = _bit(tab[b, src, h - 1])
+        run = bit(tab[b, src, h - 1])
         seq = 1
         while seq < movable and fits_on(cfg, tab[b, src, h - seq], tab[b, src, h - seq - 1]):
-            run |= _bit(tab[b, src, h - seq - 1])
+            run |= bit(tab[b, src, h - seq - 1])
             seq += 1
         king = (run & KINGS) != 0
         if not ((run & wanted) or (empty_col and king)):
             continue
         top_rank = rank_of(tab[b, src, h - 1])
-        cand = _takers(cfg, tops, cols, run) & ~(np.uint64(1) << np.uint64(src))
+        cand = _takers(cfg, tops, cols, run) & ~bit(src)
         while cand:  # the candidate columns, lowest first
-            dst = _lowest(cand)
-            cand &= cand - np.uint64(1)
+            dst, cand = pop_lowest(cand)
             lane = np.int64((lanes >> np.uint64(4 * dst)) & np.uint64(15))
             n = KING - top_rank + 1 if lane == 0 else lane - 1 - top_rank
             if _check(s, b, cfg, K_TT, src, dst, n):
@@ -168,13 +157,10 @@ def _enumerate(s, b: int, cfg: np.ndarray, out: np.ndarray, as_mask: bool) -> in
     if cfg[L_STOCK] and s.waste_len[b] > 0:
         card = s.waste[b, s.waste_len[b] - 1]
         cand = (
-            _takers(cfg, tops, cols, _bit(card))
-            if _lands(wanted, empty_col, card)
-            else np.uint64(0)
+            _takers(cfg, tops, cols, bit(card)) if _lands(wanted, empty_col, card) else np.uint64(0)
         )
         while cand:
-            dst = _lowest(cand)
-            cand &= cand - np.uint64(1)
+            dst, cand = pop_lowest(cand)
             if _check(s, b, cfg, K_WT, 0, dst, 1):
                 k = _emit(out, k, cfg[L_WT] + dst, as_mask)
         if foundation_for(s, b, cfg, card) >= 0 and _check(s, b, cfg, K_WF, 0, 0, 1):
@@ -188,10 +174,9 @@ def _enumerate(s, b: int, cfg: np.ndarray, out: np.ndarray, as_mask: bool) -> in
             card = s.cells[b, c]
             if card < 0 or not _lands(wanted, empty_col, card):
                 continue
-            cand = _takers(cfg, tops, cols, _bit(card))
+            cand = _takers(cfg, tops, cols, bit(card))
             while cand:
-                dst = _lowest(cand)
-                cand &= cand - np.uint64(1)
+                dst, cand = pop_lowest(cand)
                 if _check(s, b, cfg, K_CT, c, dst, 1):
                     k = _emit(out, k, enc_ct(cfg, c, dst), as_mask)
         for c in range(cells):
@@ -208,10 +193,9 @@ def _enumerate(s, b: int, cfg: np.ndarray, out: np.ndarray, as_mask: bool) -> in
         card = pile_suit(cfg, p) * 13 + s.found[b, p] - 1
         if not _lands(wanted, empty_col, card):
             continue
-        cand = _takers(cfg, tops, cols, _bit(card))
+        cand = _takers(cfg, tops, cols, bit(card))
         while cand:
-            dst = _lowest(cand)
-            cand &= cand - np.uint64(1)
+            dst, cand = pop_lowest(cand)
             if _check(s, b, cfg, K_FT, p, dst, 1):
                 k = _emit(out, k, enc_ft(cfg, p, dst), as_mask)
     if cells and first_empty_cell(s, b, cfg) >= 0:

@@ -35,6 +35,7 @@ from solitaire_gym.engine.actions import (
     K_WT,
     decode,
 )
+from solitaire_gym.engine.bits import bit
 from solitaire_gym.engine.cards import KING, is_red, rank_of, suit_of
 from solitaire_gym.engine.variants import (
     DOUBLE,
@@ -173,7 +174,7 @@ def _wants_table() -> np.ndarray:
         for t in range(52):
             for c in range(52):
                 if BUILDS_ON[g, c, t]:
-                    table[g, t] |= np.uint64(1) << np.uint64(c)
+                    table[g, t] |= bit(c)
     return table
 
 

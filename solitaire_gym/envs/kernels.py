@@ -132,10 +132,10 @@ def step_row(
 
 @nb.njit(cache=True, inline="always")
 def _step_one(
-    s, b, i, cfg, mode, n_base, undo_on, reward_mode, penalty, act, deals,
+    s, b, cfg, mode, n_base, undo_on, reward_mode, penalty, act, deals,
     rewards, reasons, engine_act, masks, counts, won, obs,
 ):  # fmt: skip
-    """Row ``b``; its mask and observation are ``masks[i]`` and ``obs[i]``."""
+    """Row ``b``: its action played (or a deal dealt), then its mask and observation."""
     if act[b] == ROW_DEAL:
         deal_into(s, b, cfg, np.uint64(deals[b]))
     if act[b] >= 0:
@@ -146,9 +146,9 @@ def _step_one(
     else:
         rewards[b] = 0.0
         reasons[b] = 0
-    counts[b] = env_mask(s, b, cfg, mode, n_base, undo_on, masks[i])
+    counts[b] = env_mask(s, b, cfg, mode, n_base, undo_on, masks[b])
     won[b] = is_won(s, b, cfg)
-    observe(s, b, cfg, obs[i])
+    observe(s, b, cfg, obs[b])
 
 
 @nb.njit(cache=True)
@@ -158,7 +158,7 @@ def _step_range(
 ):  # fmt: skip
     for b in range(lo, hi):
         _step_one(
-            s, b, b, cfg, mode, n_base, undo_on, reward_mode, penalty, act, deals,
+            s, b, cfg, mode, n_base, undo_on, reward_mode, penalty, act, deals,
             rewards, reasons, engine_act, masks, counts, won, obs,
         )  # fmt: skip
 

@@ -33,8 +33,8 @@ from __future__ import annotations
 
 import numba as nb
 import numpy as np
-from numba.cpython.unsafe.numbers import trailing_zeros
 
+from solitaire_gym.engine.bits import bit, pop_lowest
 from solitaire_gym.engine.rules import pile_suit
 from solitaire_gym.engine.variants import G_CARDS, G_CELLS, G_COLS, G_DECKS, G_PILES
 
@@ -59,10 +59,10 @@ def obs_size(n_cards: int) -> int:
 def _row(seen0: np.uint64, seen1: np.uint64, decks: int, face: int):
     """Feature offset of the next copy of ``face``, and the updated masks of faces seen once and
     twice (bit masks rather than a count array: no allocation per observation)."""
-    bit = np.uint64(1) << np.uint64(face)
+    f = bit(face)
     again = (seen0 >> np.uint64(face)) & np.uint64(1)  # 1 when a copy was met before: no branch
     r = (face * decks + np.int64(again)) * CARD_FEATURES
-    return r, seen0 | bit, seen1 | (bit & (np.uint64(0) - again))
+    return r, seen0 | f, seen1 | (f & (np.uint64(0) - again))
 
 
 @nb.njit(cache=True)
@@ -116,14 +116,12 @@ def observe(s, b: int, cfg: np.ndarray, out: np.ndarray) -> None:
     # set in the masks of faces seen once and twice, taken lowest first.
     unseen = ~seen0 & ALL_FACES
     while unseen:
-        face = np.int64(trailing_zeros(unseen))
+        face, unseen = pop_lowest(unseen)
         out[face * decks * CARD_FEATURES + F_UNSEEN] = 1.0
-        unseen &= unseen - np.uint64(1)
     unseen = ~seen1 & ALL_FACES if decks == 2 else np.uint64(0)
     while unseen:
-        face = np.int64(trailing_zeros(unseen))
+        face, unseen = pop_lowest(unseen)
         out[(face * 2 + 1) * CARD_FEATURES + F_UNSEEN] = 1.0
-        unseen &= unseen - np.uint64(1)
     # Pile block, without a branch or a division.
     base = n * CARD_FEATURES
     empty = 0

@@ -725,8 +725,7 @@ def stock_walk(
         n_taps += 1
         if seen[s.waste_len[0]]:
             break
-    for r in range(n_taps - 1, -1, -1):
-        _undo(s, 0, cfg, tmp[r])
+    _undo_to(s, cfg, tmp, n_taps, 0)
     return w
 
 
