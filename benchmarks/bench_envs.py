@@ -17,6 +17,7 @@ as two different figures. The random legal actions are drawn in compiled code
 from __future__ import annotations
 
 import argparse
+import os
 import random
 import time
 
@@ -138,8 +139,10 @@ def main() -> None:
         print()
     print("x: ratio to OpenSpiel's mean steps/s in this run. Targets: vector >= 30, single >= 1.")
     print(
-        f"numba threading layer: {numba.threading_layer()} (set NUMBA_THREADING_LAYER=omp or "
-        "workqueue to compare; benchmarks/bench_launch.py times one launch of each)"
+        f"numba threading layer: {numba.threading_layer()}, OMP_WAIT_POLICY="
+        f"{os.environ.get('OMP_WAIT_POLICY', 'PASSIVE (set by solitaire_gym)')} (set "
+        "NUMBA_THREADING_LAYER and OMP_WAIT_POLICY to compare; benchmarks/bench_launch.py times "
+        "one launch of each)"
     )
 
 

@@ -26,6 +26,7 @@ import numba as nb
 import numpy as np
 
 import solitaire_gym  # noqa: F401  (registers the ids)
+from solitaire_gym.engine.threads import num_threads
 from solitaire_gym.envs import kernels
 from solitaire_gym.envs.sampling import random_legal_actions
 
@@ -70,7 +71,7 @@ def main() -> None:
     )  # fmt: skip
     ways = {
         "serial": lambda: kernels.step_rows_serial(core.state, *common),
-        "parallel": lambda: kernels.step_rows(core.state, *common, nb.get_num_threads()),
+        "parallel": lambda: kernels.step_rows(core.state, *common, num_threads()),
         "counted": lambda: _counted(core.state, *common),
     }
     best = dict.fromkeys(ways, float("inf"))
@@ -82,7 +83,7 @@ def main() -> None:
             for _ in range(args.calls):
                 f()
             best[name] = min(best[name], (time.perf_counter() - start) / args.calls / n)
-    print(f"{args.game}, {n} games, {nb.get_num_threads()} threads: mask + observation refresh")
+    print(f"{args.game}, {n} games, {num_threads()} threads: mask + observation refresh")
     for name, t in best.items():
         print(f"  {name:<11} {t * 1e6:7.3f} µs/game   x{best['serial'] / t:5.2f} vs serial")
 

@@ -14,6 +14,7 @@ from solitaire_gym.engine.play import play, undo
 from solitaire_gym.engine.rules import check_move, is_won
 from solitaire_gym.engine.shuffle import deal_into
 from solitaire_gym.engine.state import State, allocate, nbytes_per_game, part_rows
+from solitaire_gym.engine.threads import num_threads
 from solitaire_gym.engine.variants import L_N, MAX_DEAL, Variant
 
 # Each parallel loop cuts the rows into ``parts`` (``state.part_rows``) and works through each
@@ -130,7 +131,7 @@ class Batch:
             raise ValueError(f"deal numbers must lie in 0 … {MAX_DEAL}")
         if rows.size and (rows.min() < 0 or rows.max() >= self.size):
             raise ValueError(f"rows must lie in 0 … {self.size - 1}")
-        deal_rows(self.state, self.cfg, rows, deals, nb.get_num_threads())
+        deal_rows(self.state, self.cfg, rows, deals, num_threads())
 
     def step(self, actions) -> np.ndarray:
         """Play one action per row (negative: skip the row). Returns ``check_move``'s codes: 0
@@ -140,12 +141,12 @@ class Batch:
             raise ValueError(f"expected {self.size} actions, got {act.shape[0]}")
         if act.size and act.max() >= self.n_actions:
             raise ValueError(f"action {int(act.max())} is outside 0 … {self.n_actions - 1}")
-        step_rows(self.state, self.cfg, act, self._reasons, nb.get_num_threads())
+        step_rows(self.state, self.cfg, act, self._reasons, num_threads())
         return self._reasons
 
     def masks(self) -> np.ndarray:
         """``(size, n_actions)`` int8 legal-action masks (a view, refreshed by each call)."""
-        mask_rows(self.state, self.cfg, self._masks, self._counts, self._won, nb.get_num_threads())
+        mask_rows(self.state, self.cfg, self._masks, self._counts, self._won, num_threads())
         return self._masks
 
     @property
@@ -161,7 +162,7 @@ class Batch:
     def undo(self, rows) -> np.ndarray:
         rows = np.asarray(rows, np.int64).reshape(-1)
         done = np.zeros(rows.shape[0], np.bool_)
-        undo_rows(self.state, self.cfg, rows, done, nb.get_num_threads())
+        undo_rows(self.state, self.cfg, rows, done, num_threads())
         return done
 
     @property

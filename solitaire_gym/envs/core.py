@@ -9,12 +9,11 @@ import sys
 from dataclasses import dataclass
 from typing import Any
 
-import numba
 import numpy as np
 from gymnasium import spaces
 
 from solitaire_gym.engine import actions as engine_actions
-from solitaire_gym.engine import position
+from solitaire_gym.engine import position, threads
 from solitaire_gym.engine.batch import Batch
 from solitaire_gym.engine.rules import R_BAD_ACTION, refusal_text
 from solitaire_gym.engine.variants import (
@@ -47,10 +46,17 @@ def sample_deals(rng: np.random.Generator, n: int, split: str) -> np.ndarray:
 REWARD_MODES = {"app": kernels.REWARD_APP, "fair": kernels.REWARD_FAIR, "win": kernels.REWARD_WIN}
 ACTION_MODES = {"move": kernels.MODE_MOVE, "tap": kernels.MODE_TAP}
 # Fewest games for which a step runs on all cores (fewer run on one thread). Waking the threads
-# costs ~15 µs with numba's omp layer and ~100 µs with workqueue, the package's default
-# (``benchmarks/bench_launch.py``), against ~1 µs of work per game; on 2 cores parallel steps
-# paid from about 200 games with omp and about 600 with workqueue.
-PARALLEL_MIN = 640 if numba.config.THREADING_LAYER == "workqueue" else 192
+# costs ~55 µs with numba's omp layer as the package starts it (``engine/threads.py``) and ~100 µs
+# with workqueue (``benchmarks/bench_launch.py``), against ~1 µs of work per game; on 2 cores
+# parallel steps paid from about 200 games with omp and about 600 with workqueue. None: by the
+# threading layer in use.
+PARALLEL_MIN: int | None = None
+
+
+def parallel_min() -> int:
+    return PARALLEL_MIN or threads.parallel_from(threaded=256, workqueue=640)
+
+
 DEFAULT_MAX_EPISODE_STEPS = {"DS1": 2000, "TF1": 1000, "SH1": 500}
 
 
@@ -129,7 +135,7 @@ class EnvCore:
         self._no_deals = np.zeros(0, np.int64)
         self._spares: dict[str, list[np.ndarray]] = {"obs": [], "masks": [], "rewards": []}
         self.codes = np.empty(num, dtype=object)
-        self.parallel = num >= PARALLEL_MIN  # steps on all cores
+        self.parallel = num >= parallel_min()  # steps on all cores
 
     # spaces
     def observation_space(self) -> spaces.Box:
@@ -146,8 +152,8 @@ class EnvCore:
             rows, self._no_deals if deals is None else deals,
             self.masks, self.counts, self.won, self.obs,
         )  # fmt: skip
-        if rows.size >= PARALLEL_MIN:
-            kernels.refresh_rows(*args, numba.get_num_threads())
+        if rows.size >= parallel_min():
+            kernels.refresh_rows(*args, threads.num_threads())
         else:
             kernels.refresh_rows_serial(*args)
 
@@ -262,7 +268,7 @@ class EnvCore:
             self.obs,
         )  # fmt: skip
         if self.parallel:
-            kernels.step_rows(*args, numba.get_num_threads())
+            kernels.step_rows(*args, threads.num_threads())
         else:
             kernels.step_rows_serial(*args)
 
