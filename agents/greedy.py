@@ -68,7 +68,7 @@ from solitaire_gym.engine.actions import (
 )
 from solitaire_gym.engine.variants import DOUBLE, G_CELLS, G_COLS, G_GAME, L_N, SEAHAVEN
 from solitaire_gym.envs.core import EnvOptions
-from solitaire_gym.envs.observation import CARD_FEATURES, DEPTH_SCALE, F_CELL, F_DEPTH, F_WASTE
+from solitaire_gym.envs.observation import DEPTH_SCALE, Layout, layout
 
 P_NONE = -1000.0
 TABLE = 8192  # (position, action) slots per game: more than the longest episode (2000 steps)
@@ -76,6 +76,11 @@ _GOLD = np.uint64(0x9E3779B97F4A7C15)
 _FROM_CELL = 100
 _FROM_WASTE = 200
 _FROM_FOUND = 300
+# Positions of the observation offsets in the ``lay`` array handed to the compiled code.
+_WIDTH, _DEPTH, _WASTE, _CELL = (
+    Layout._fields.index(k) for k in ("width", "depth", "waste", "cell")
+)
+_LENGTHS, _DOWNS, _HEIGHTS = (Layout._fields.index(k) for k in ("lengths", "downs", "heights"))
 
 
 @nb.njit(cache=True, inline="always")
@@ -113,19 +118,20 @@ def _builds_on(game, card, under):
 
 
 @nb.njit(cache=True)
-def _priorities(o, mask, table, game, n_cards, decks, cols, cells, last_card, last_from, out):
+def _priorities(o, mask, table, game, n_cards, decks, cols, cells, lay, last_card, last_from, out):
     """Priority of every legal action of one game (``P_NONE`` for illegal ones)."""
-    base = n_cards * CARD_FEATURES
+    width = lay[_WIDTH]
     col_len = np.zeros(10, np.int64)
     down = np.zeros(10, np.int64)
     for c in range(cols):
-        col_len[c] = np.int64(o[base + c] * DEPTH_SCALE + 0.5)
-        down[c] = np.int64(o[base + 10 + c] * DEPTH_SCALE + 0.5)
+        col_len[c] = np.int64(o[lay[_LENGTHS] + c] * DEPTH_SCALE + 0.5)
+        if lay[_DOWNS] >= 0:
+            down[c] = np.int64(o[lay[_DOWNS] + c] * DEPTH_SCALE + 0.5)
     found_min = np.full(4, 99, np.int64)  # per suit: the lowest of its piles
     fh = np.zeros(8, np.int64)  # foundation heights
     piles = 8 if decks == 2 else 4
     for p in range(piles):
-        fh[p] = np.int64(o[base + 20 + p] * 13.0 + 0.5)
+        fh[p] = np.int64(o[lay[_HEIGHTS] + p] * 13.0 + 0.5)
         s = p // 2 if decks == 2 else p
         if fh[p] < found_min[s]:
             found_min[s] = fh[p]
@@ -134,15 +140,15 @@ def _priorities(o, mask, table, game, n_cards, decks, cols, cells, last_card, la
     waste_top = -1
     for r in range(n_cards):
         face = r // decks
-        row = r * CARD_FEATURES
-        depth = np.int64(o[row + F_DEPTH] * DEPTH_SCALE + 0.5)
+        row = r * width
+        depth = np.int64(o[row + lay[_DEPTH]] * DEPTH_SCALE + 0.5)
         for c in range(cols):
             if o[row + c] != 0.0:
                 grid[c, depth] = face
-        if o[row + F_WASTE] != 0.0 and depth == 0:
+        if lay[_WASTE] >= 0 and o[row + lay[_WASTE]] != 0.0 and depth == 0:
             waste_top = face
-        for k in range(4):
-            if o[row + F_CELL + k] != 0.0:
+        for k in range(cells):
+            if o[row + lay[_CELL] + k] != 0.0:
                 cell[k] = face
     occupied = 0
     for k in range(cells):
@@ -266,7 +272,7 @@ def _has_column_place(game, card, grid, col_len, cols, skip):
 
 
 @nb.njit(cache=True)
-def _choose(obs, masks, active, table, game, n_cards, decks, cols, cells,
+def _choose(obs, masks, active, table, game, n_cards, decks, cols, cells, lay,
             keys, counts, last_card, last_from, out):  # fmt: skip
     n_act = masks.shape[1]
     pri = np.empty(n_act, np.float64)
@@ -275,7 +281,7 @@ def _choose(obs, masks, active, table, game, n_cards, decks, cols, cells,
         if not active[b]:
             out[b] = 0
             continue
-        _priorities(obs[b], masks[b], table, game, n_cards, decks, cols, cells,
+        _priorities(obs[b], masks[b], table, game, n_cards, decks, cols, cells, lay,
                     last_card[b], last_from[b], pri)  # fmt: skip
         h = _obs_hash(obs[b])
         best = -1
@@ -303,11 +309,11 @@ def _choose(obs, masks, active, table, game, n_cards, decks, cols, cells,
         keys[b, best_slot] = key
         counts[b, best_slot] += 1
         # remember the card this move moves and where from (to avoid moving it straight back)
-        last_card[b], last_from[b] = _moved(obs[b], table[best], n_cards, decks, cols)
+        last_card[b], last_from[b] = _moved(obs[b], table[best], n_cards, decks, lay)
 
 
 @nb.njit(cache=True)
-def _moved(o, t, n_cards, decks, cols):
+def _moved(o, t, n_cards, decks, lay):
     kind, src, n = t[0], t[1], t[3]
     want_col, want_depth, want_cell, want_waste = -1, -1, -1, False
     origin = -1
@@ -322,13 +328,13 @@ def _moved(o, t, n_cards, decks, cols):
     else:
         return -1, -1
     for r in range(n_cards):
-        row = r * CARD_FEATURES
-        depth = np.int64(o[row + F_DEPTH] * DEPTH_SCALE + 0.5)
+        row = r * lay[_WIDTH]
+        depth = np.int64(o[row + lay[_DEPTH]] * DEPTH_SCALE + 0.5)
         if want_col >= 0 and o[row + want_col] != 0.0 and depth == want_depth:
             return r // decks, origin
-        if want_cell >= 0 and o[row + F_CELL + want_cell] != 0.0:
+        if want_cell >= 0 and o[row + lay[_CELL] + want_cell] != 0.0:
             return r // decks, origin
-        if want_waste and o[row + F_WASTE] != 0.0 and depth == 0:
+        if want_waste and o[row + lay[_WASTE]] != 0.0 and depth == 0:
             return r // decks, origin
     return -1, origin
 
@@ -356,6 +362,7 @@ class GreedyAgent(Agent):
             2 if int(cfg[G_GAME]) == DOUBLE else 1,
             int(cfg[G_COLS]),
             int(cfg[G_CELLS]),
+            np.array(layout(cfg), np.int64),
             table,
         )
         self._n = 0
@@ -375,11 +382,16 @@ class GreedyAgent(Agent):
     def _act(self, obs, masks, starts, active, view) -> np.ndarray:
         if self._setup is None:
             raise ValueError("GreedyAgent: say which game it plays (GreedyAgent(game, options))")
-        game, n_cards, decks, cols, cells, table = self._setup
+        game, n_cards, decks, cols, cells, lay, table = self._setup
         if masks.shape[1] != table.shape[0]:
             raise ValueError(
                 f"GreedyAgent is set up for {table.shape[0]} actions, the batch has "
                 f"{masks.shape[1]}: call check_env(game, options) for this game"
+            )
+        if obs.shape[1] != lay[-1]:
+            raise ValueError(
+                f"GreedyAgent is set up for observations of {lay[-1]} values, the batch has "
+                f"{obs.shape[1]}: call check_env(game, options) for this game"
             )
         b = masks.shape[0]
         if self._n != b:
@@ -391,6 +403,6 @@ class GreedyAgent(Agent):
             self.last_from[starts] = -1
         out = np.zeros(b, np.int64)
         _choose(np.ascontiguousarray(obs, np.float32), masks, active, table, game, n_cards,
-                decks, cols, cells, self.keys, self.counts, self.last_card, self.last_from,
+                decks, cols, cells, lay, self.keys, self.counts, self.last_card, self.last_from,
                 out)  # fmt: skip
         return out

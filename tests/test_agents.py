@@ -139,7 +139,7 @@ def test_resign_and_view_contract():
     res = play_deals(Quitter(), "seahaven_towers", {"cells": 2}, [7, 8])
     assert [(r.end, r.moves, r.won) for r in res] == [("resigned", 0, False)] * 2
     with pytest.raises(ValueError, match="view"):
-        Quitter().act(np.zeros((1, 1076), np.float32), np.ones((1, 1278), bool))
+        Quitter().act(np.zeros((1, 851), np.float32), np.ones((1, 1278), bool))
 
 
 def test_wilson_interval():

@@ -181,13 +181,12 @@ def test_seen_stock_cards_stay_known_after_turn_over():
     for _ in range(24):
         obs, *_ = env.step(draw)
     obs, *_ = env.step(env.move_to_action("recycle"))
-    from solitaire_gym.envs.observation import CARD_FEATURES, F_STOCK, F_UNSEEN
-
-    cards = obs[: 52 * CARD_FEATURES].reshape(52, CARD_FEATURES)
-    assert cards[:, F_UNSEEN].sum() == 0  # everything has been seen
-    assert cards[:, F_STOCK].sum() == 24
-    cards0 = obs0[: 52 * CARD_FEATURES].reshape(52, CARD_FEATURES)
-    assert cards0[:, F_UNSEEN].sum() == 24
+    lay = env.obs_layout
+    cards = obs[: 52 * lay.width].reshape(52, lay.width)
+    assert cards[:, lay.unseen].sum() == 0  # everything has been seen
+    assert cards[:, lay.stock].sum() == 24
+    cards0 = obs0[: 52 * lay.width].reshape(52, lay.width)
+    assert cards0[:, lay.unseen].sum() == 24
 
 
 def test_illegal_action_changes_nothing_and_names_rule():
@@ -433,65 +432,91 @@ def _reference_observation(d: dict, stock_seen: bool) -> np.ndarray:
     """The observation of position ``d`` (``to_dict`` form) written from the documentation of
     ``envs/observation.py`` alone, for a game played without undo: face-down cards are unseen,
     and the stock is unseen until the waste has been turned over once (``stock_seen``)."""
-    from solitaire_gym.envs.observation import CARD_FEATURES, DEPTH_SCALE, obs_size
+    from solitaire_gym.envs.observation import DEPTH_SCALE
 
     ranks, suits = "A23456789TJQK", "SHDC"
 
     def cid(name):
         return suits.index(name[1]) * 13 + ranks.index(name[0])
 
-    decks = 2 if d["code"].startswith("DS1") else 1
+    game = d["code"][:3]
+    decks = 2 if game == "DS1" else 1
     n = 52 * decks
-    out = np.zeros(obs_size(n), np.float32)
+    cols = len(d["tableau"])
+    cells = 4 if game == "SH1" else 0  # Seahaven: 4 cell columns whatever the number in play
+    # The card row's columns as the docstring lists them: columns, foundation, waste and stock
+    # (DS, TF), cells (SH), unseen (DS, TF), depth, down (DS).
+    names = [f"t{c}" for c in range(cols)] + ["found"]
+    names += ["waste", "stock"] if game != "SH1" else []
+    names += [f"c{k}" for k in range(cells)]
+    names += ["unseen"] if game != "SH1" else []
+    names += ["depth"] + (["down"] if game == "DS1" else [])
+    f = {name: i for i, name in enumerate(names)}
+    width = len(names)
+    piles = (
+        ["len"] * cols
+        + (["down"] * cols if game == "DS1" else [])
+        + ["found"] * len(d["foundations"])
+    )
+    piles += ["stock", "stock_unseen", "waste"] if game != "SH1" else []
+    piles += ["cell"] * cells + ["empty"]
+    out = np.zeros(n * width + len(piles), np.float32)
     copies = [0] * 52
-    seen_any = set()
 
     def place(name, features):
         face = cid(name)
-        row = (face * decks + copies[face]) * CARD_FEATURES
+        row = (face * decks + copies[face]) * width
         copies[face] += 1
-        seen_any.add(face)
-        for f, v in features.items():
-            out[row + f] = v
+        for key, v in features.items():
+            out[row + f[key]] = v
 
     for c, col in enumerate(d["tableau"]):
         for i, card in enumerate(col):
             if not card.endswith("*"):
-                place(card, {c: 1.0, 18: (len(col) - 1 - i) / DEPTH_SCALE})
-    piles = d["foundations"]
-    for top in piles:
+                place(card, {f"t{c}": 1.0, "depth": (len(col) - 1 - i) / DEPTH_SCALE})
+    found = d["foundations"]
+    for top in found:
         if top:
             for r in range(ranks.index(top[0]) + 1):
-                place(ranks[r] + top[1], {10: 1.0})
+                place(ranks[r] + top[1], {"found": 1.0})
     waste, stock = d.get("waste", []), d.get("stock", [])
     for i, card in enumerate(waste):
-        place(card, {11: 1.0, 18: (len(waste) - 1 - i) / DEPTH_SCALE})
+        place(card, {"waste": 1.0, "depth": (len(waste) - 1 - i) / DEPTH_SCALE})
     if stock_seen:  # to_dict lists the stock in drawing order: the bottom card last
         for i, card in enumerate(stock[::-1]):
-            place(card, {12: 1.0, 18: (len(stock) - 1 - i) / DEPTH_SCALE})
+            place(card, {"stock": 1.0, "depth": (len(stock) - 1 - i) / DEPTH_SCALE})
     for k, card in enumerate(d.get("cells", [])):
         if card:
-            place(card, {13 + k: 1.0})
+            place(card, {f"c{k}": 1.0})
     for face in range(52):
         for k in range(copies[face], decks):
-            out[(face * decks + k) * CARD_FEATURES + 17] = 1.0
-    base = n * CARD_FEATURES
-    for c, col in enumerate(d["tableau"]):
-        out[base + c] = len(col) / DEPTH_SCALE
-        out[base + 10 + c] = sum(card.endswith("*") for card in col) / DEPTH_SCALE
-    for p, top in enumerate(piles):
-        out[base + 20 + p] = (ranks.index(top[0]) + 1 if top else 0) / 13.0
-    out[base + 28] = len(stock) / n
-    out[base + 29] = (0 if stock_seen else len(stock)) / n
-    out[base + 30] = len(waste) / n
-    for k, card in enumerate(d.get("cells", [])):
-        out[base + 31 + k] = 0.0 if card else 1.0
-    out[base + 35] = sum(not col for col in d["tableau"]) / 10.0
+            out[(face * decks + k) * width + f["unseen"]] = 1.0
+    at = n * width
+    for col in d["tableau"]:
+        out[at] = len(col) / DEPTH_SCALE
+        at += 1
+    if game == "DS1":
+        for col in d["tableau"]:
+            out[at] = sum(card.endswith("*") for card in col) / DEPTH_SCALE
+            at += 1
+    for top in found:
+        out[at] = (ranks.index(top[0]) + 1 if top else 0) / 13.0
+        at += 1
+    if game != "SH1":
+        out[at : at + 3] = [len(stock) / n, (0 if stock_seen else len(stock)) / n, len(waste) / n]
+        at += 3
+    in_play = d.get("cells", [])
+    for k in range(cells):  # empty and in play
+        out[at] = 1.0 if k < len(in_play) and not in_play[k] else 0.0
+        at += 1
+    out[at] = sum(not col for col in d["tableau"]) / 10.0
+    assert at + 1 == out.size
     return out
 
 
 @pytest.mark.parametrize(
-    "code", ["DS1-D3N-AAAAAAC", "DS1-D1V-AAAAAAD", "TF1-D1N-AAAAAAB", "SH1-C2-AAAAAJ2"]
+    "code",
+    ["DS1-D3N-AAAAAAC", "DS1-D1V-AAAAAAD", "TF1-D1N-AAAAAAB", "SH1-C2-AAAAAJ2", "SH1-C4-AAAAAJ2"],
 )
 def test_observation_matches_its_documentation(code):
     """Along random play, the observation equals one rebuilt from the documented layout."""

@@ -25,7 +25,7 @@ from solitaire_gym.engine.variants import (
     parse_code,
 )
 from solitaire_gym.envs import kernels
-from solitaire_gym.envs.observation import obs_size
+from solitaire_gym.envs.observation import layout
 from solitaire_gym.errors import GameCodeError
 
 # ---- deal splits -------------------------------------------------------------------------------
@@ -122,7 +122,8 @@ class EnvCore:
         self.reward_mode = REWARD_MODES[opts.reward_mode]
         self.n_actions = kernels.n_env_actions(self.cfg, self.mode, opts.undo)
         self.n_base = self.n_actions - int(opts.undo)
-        self.obs_dim = obs_size(opts.variant.n_cards)
+        self.layout = layout(self.cfg)
+        self.obs_dim = self.layout.size
         self.obs = np.zeros((num, self.obs_dim), np.float32)
         self.masks = np.zeros((num, self.n_actions), np.int8)
         self.counts = np.zeros(num, np.int32)

@@ -1,29 +1,39 @@
 """The observation: the player's information state as a fixed-size float32 vector.
 
-Two blocks, for ``N`` = 52 · copies cards (104 in Double Solitaire):
+Its layout depends on the game and its options: a feature that a game can never have (free cells
+in Double Solitaire, a stock in Seahaven Towers) takes no room. :func:`layout` gives the offsets
+of every feature for an env (``env.unwrapped.obs_layout``). It does not depend on the options
+(draw, scoring, free cells in play), so a policy trained with one option can play another. Two
+blocks, for ``N`` = 52 · copies cards (104 in Double Solitaire), ``C`` columns (9 / 7 / 10) and
+``K`` free cells (0 in the Klondike games, 4 in Seahaven whatever the number in play):
 
-**Card block** ``(N, 20)``, row ``face · copies + k`` for the ``k``-th copy of card face
+**Card block** ``(N, W)``, row ``face · copies + k`` for the ``k``-th copy of card face
 ``face = suit · 13 + rank`` (suits ♠ ♥ ♦ ♣, ranks A … K). Copies of one face are ordered by where
-they lie (columns t1 … t10, foundations, waste, stock, cells), unseen copies last.
+they lie (columns t1 … tC, foundations, waste, stock, cells), unseen copies last. Its columns, in
+this order (those marked with a game exist in that game only):
 
-======  ==============================================================
-column  meaning
-======  ==============================================================
-0–9     lies in column t1 … t10
-10      lies on a foundation
-11      lies in the waste
-12      lies in the stock, and the player has seen it there (a card drawn before and turned
-        back with the waste, or put back by an undo)
-13–16   lies in free cell c1 … c4
-17      **unseen**: the player has never seen this copy (face down, or in the stock before its
-        first draw). Nothing else in the row is set.
-18      cards lying above it in its column, waste or stock, / 32
-19      it is face down (seen before, turned back by an undo)
-======  ==============================================================
+================  =============================================================================
+column            meaning
+================  =============================================================================
+``C``             lies in column t1 … tC
+1                 lies on a foundation
+1 (DS, TF)        ``waste``: lies in the waste
+1 (DS, TF)        ``stock``: lies in the stock, and the player has seen it there (a card drawn
+                  before and turned back with the waste, or put back by an undo)
+``K`` (SH)        ``cell``: lies in free cell c1 … c4 (only the cells in play hold cards)
+1 (DS, TF)        ``unseen``: the player has never seen this copy (face down, or in the stock
+                  before its first draw). Nothing else in the row is set.
+1                 ``depth``: cards lying above it in its column, waste or stock, / 32
+1 (DS)            ``down``: it is face down (seen before, turned back by an undo)
+================  =============================================================================
 
-**Pile block** (36 values): column lengths / 32 (10), face-down counts / 32 (10), foundation
-heights / 13 (8; unused piles 0), stock size / N, unseen stock cards / N, waste size / N,
-free cell empty and in play (4), empty columns / 10.
+So ``W`` is 15 in Double Solitaire, 12 in Solitaire Réfléchi and 16 in Seahaven Towers.
+
+**Pile block**, after the card block: column lengths / 32 (``C``); face-down counts / 32 (``C``,
+DS only); foundation heights / 13 (8 in DS, else 4); stock size / N, unseen stock cards / N and
+waste size / N (DS, TF); free cell empty and in play (``K``, SH); empty columns / 10 (1).
+
+Sizes: Double Solitaire 1,590; Solitaire Réfléchi 639; Seahaven Towers 851.
 
 An observation never reveals a card the player has not seen: two positions that differ only in
 where the unseen cards lie give the same vector (tested).
@@ -31,43 +41,128 @@ where the unseen cards lie give the same vector (tested).
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numba as nb
 import numpy as np
 
 from solitaire_gym.engine.bits import bit, pop_lowest
 from solitaire_gym.engine.rules import pile_suit
-from solitaire_gym.engine.variants import G_CARDS, G_CELLS, G_COLS, G_DECKS, G_PILES
+from solitaire_gym.engine.variants import (
+    DOUBLE,
+    G_CARDS,
+    G_CELLS,
+    G_COLS,
+    G_DECKS,
+    G_GAME,
+    G_PILES,
+    L_CELLS,
+    L_STOCK,
+)
 
-CARD_FEATURES = 20
-PILE_FEATURES = 36
-F_FOUND = 10
-F_WASTE = 11
-F_STOCK = 12
-F_CELL = 13
-F_UNSEEN = 17
-F_DEPTH = 18
-F_DOWN = 19
 DEPTH_SCALE = 32.0
+EMPTY_SCALE = 10.0
 ALL_FACES = np.uint64((1 << 52) - 1)
-
-
-def obs_size(n_cards: int) -> int:
-    return n_cards * CARD_FEATURES + PILE_FEATURES
+ABSENT = -1  # offset of a feature the game does not have
 
 
 @nb.njit(cache=True, inline="always")
-def _row(seen0: np.uint64, seen1: np.uint64, decks: int, face: int):
-    """Feature offset of the next copy of ``face``, and the updated masks of faces seen once and
-    twice (bit masks rather than a count array: no allocation per observation)."""
+def offsets(cfg: np.ndarray):
+    """The layout of the module docstring as a tuple of offsets (``ABSENT`` for a feature the
+    game lacks): card row width, then the card columns foundation, waste, stock, cell (first),
+    unseen, depth, down; then the pile block's start and its parts column lengths, face-down
+    counts, foundation heights, stock size, unseen stock, waste size, cell empty (first), empty
+    columns; then the size. The one place where the layout is decided."""
+    cols = cfg[G_COLS]
+    cells = cfg[L_CELLS]  # 4 in Seahaven whatever the number in play: one layout per game
+    stock = cfg[L_STOCK] != 0
+    down = cfg[G_GAME] == DOUBLE
+    k = cols + 1
+    f_waste = k if stock else ABSENT
+    f_stock = k + 1 if stock else ABSENT
+    k += 2 if stock else 0
+    f_cell = k if cells else ABSENT
+    k += cells
+    f_unseen = k if stock else ABSENT  # hidden cards: the Klondike games' stock (and DS's columns)
+    k += 1 if stock else 0
+    f_depth = k
+    k += 1
+    f_down = k if down else ABSENT
+    k += 1 if down else 0
+    width = k
+    pile = cfg[G_CARDS] * width
+    p_len = pile
+    q = pile + cols
+    p_down = q if down else ABSENT
+    q += cols if down else 0
+    p_found = q
+    q += cfg[G_PILES]
+    p_stock = q if stock else ABSENT
+    p_unseen = q + 1 if stock else ABSENT
+    p_waste = q + 2 if stock else ABSENT
+    q += 3 if stock else 0
+    p_cell = q if cells else ABSENT
+    q += cells
+    p_empty = q
+    q += 1
+    return (
+        width, cols, f_waste, f_stock, f_cell, f_unseen, f_depth, f_down,
+        pile, p_len, p_down, p_found, p_stock, p_unseen, p_waste, p_cell, p_empty, q,
+    )  # fmt: skip
+
+
+class Layout(NamedTuple):
+    """Offsets into an observation (see the module docstring); -1 marks a feature the game does
+    not have. Card features are columns of a card row: card ``r``'s feature ``f`` is at
+    ``r * width + f``; pile features are absolute offsets."""
+
+    width: int  # features per card row
+    found: int  # card columns: t1 … tC are 0 … C-1
+    waste: int
+    stock: int
+    cell: int  # c1; c2 … cK follow
+    unseen: int
+    depth: int
+    down: int
+    piles: int  # start of the pile block
+    lengths: int  # column lengths t1 … tC
+    downs: int  # face-down counts t1 … tC
+    heights: int  # foundation heights
+    stock_size: int
+    stock_unseen: int
+    waste_size: int
+    cell_empty: int  # c1; c2 … cK follow
+    empty_columns: int
+    size: int
+
+
+def layout(cfg: np.ndarray) -> Layout:
+    """The observation layout of a variant's ``cfg`` (``Variant.cfg``)."""
+    return Layout(*(int(v) for v in offsets(cfg)))
+
+
+def obs_size(cfg: np.ndarray) -> int:
+    return layout(cfg).size
+
+
+@nb.njit(cache=True, inline="always")
+def _row(seen0: np.uint64, seen1: np.uint64, decks: int, width: int, face: int):
+    """Offset of the next copy of ``face``'s row (unsigned: no negative-index fix-up on the
+    stores), and the updated masks of faces seen once and twice (bit masks rather than a count
+    array: no allocation per observation)."""
     f = bit(face)
     again = (seen0 >> np.uint64(face)) & np.uint64(1)  # 1 when a copy was met before: no branch
-    r = (face * decks + np.int64(again)) * CARD_FEATURES
+    r = np.uint64((face * decks + np.int64(again)) * width)
     return r, seen0 | f, seen1 | (f & (np.uint64(0) - again))
 
 
 @nb.njit(cache=True)
 def observe(s, b: int, cfg: np.ndarray, out: np.ndarray) -> None:
-    """Write row ``b``'s observation into ``out`` (1-D float32 of ``obs_size``)."""
+    """Write row ``b``'s observation into ``out`` (1-D float32 of the layout's size)."""
+    (
+        width, f_found, f_waste, f_stock, f_cell, f_unseen, f_depth, f_down,
+        pile, p_len, p_down, p_found, p_stock, p_unseen, p_waste, p_cell, p_empty, _,
+    ) = offsets(cfg)  # fmt: skip
     # The state's arrays are read through locals: after every store into ``out`` the compiler
     # would otherwise reload each array's address from the state object (~15% of the time).
     tab = s.tab
@@ -83,58 +178,64 @@ def observe(s, b: int, cfg: np.ndarray, out: np.ndarray) -> None:
     n = cfg[G_CARDS]
     seen0 = np.uint64(0)
     seen1 = np.uint64(0)
+    u_depth = np.uint64(f_depth)
     # Loop bounds and the face-down count are read once: the compiler cannot tell that the
     # stores into ``out`` leave the state alone, so it would read them again after each store.
     for c in range(cfg[G_COLS]):
         h = np.int64(tab_len[b, c])
         down = np.int64(tab_down[b, c])
+        u_c = np.uint64(c)
         for i in range(np.int64(tab_unknown[b, c]), h):
-            r, seen0, seen1 = _row(seen0, seen1, decks, tab[b, c, i])
-            out[r + c] = 1.0
-            out[r + F_DEPTH] = (h - 1 - i) / DEPTH_SCALE
-            out[r + F_DOWN] = i < down  # no branch: which cards are down is random
+            r, seen0, seen1 = _row(seen0, seen1, decks, width, tab[b, c, i])
+            out[r + u_c] = 1.0
+            out[r + u_depth] = (h - 1 - i) / DEPTH_SCALE
+            if i < down:  # a seen card turned back face down by an undo: rare, so predicted
+                out[r + np.uint64(f_down)] = 1.0
     for p in range(cfg[G_PILES]):
         first = pile_suit(cfg, p) * 13
         for face in range(first, first + np.int64(found[b, p])):
-            r, seen0, seen1 = _row(seen0, seen1, decks, face)
-            out[r + F_FOUND] = 1.0
+            r, seen0, seen1 = _row(seen0, seen1, decks, width, face)
+            out[r + np.uint64(f_found)] = 1.0
     w = s.waste_len[b]
     for i in range(w):
-        r, seen0, seen1 = _row(seen0, seen1, decks, waste[b, i])
-        out[r + F_WASTE] = 1.0
-        out[r + F_DEPTH] = (w - 1 - i) / DEPTH_SCALE
+        r, seen0, seen1 = _row(seen0, seen1, decks, width, waste[b, i])
+        out[r + np.uint64(f_waste)] = 1.0
+        out[r + u_depth] = (w - 1 - i) / DEPTH_SCALE
     sl = s.stock_len[b]
     for i in range(s.stock_unknown[b], sl):
-        r, seen0, seen1 = _row(seen0, seen1, decks, stock[b, i])
-        out[r + F_STOCK] = 1.0
-        out[r + F_DEPTH] = (sl - 1 - i) / DEPTH_SCALE
+        r, seen0, seen1 = _row(seen0, seen1, decks, width, stock[b, i])
+        out[r + np.uint64(f_stock)] = 1.0
+        out[r + u_depth] = (sl - 1 - i) / DEPTH_SCALE
     for k in range(cfg[G_CELLS]):
         if cells[b, k] >= 0:
-            r, seen0, seen1 = _row(seen0, seen1, decks, cells[b, k])
-            out[r + F_CELL + k] = 1.0
+            r, seen0, seen1 = _row(seen0, seen1, decks, width, cells[b, k])
+            out[r + np.uint64(f_cell + k)] = 1.0
     # Only the unseen copies are written (the rest are 0 already): their faces are the bits not
-    # set in the masks of faces seen once and twice, taken lowest first.
+    # set in the masks of faces seen once and twice, taken lowest first. (A game without unseen
+    # cards has seen every face, so nothing is written.)
     unseen = ~seen0 & ALL_FACES
     while unseen:
         face, unseen = pop_lowest(unseen)
-        out[face * decks * CARD_FEATURES + F_UNSEEN] = 1.0
+        out[face * decks * width + f_unseen] = 1.0
     unseen = ~seen1 & ALL_FACES if decks == 2 else np.uint64(0)
     while unseen:
         face, unseen = pop_lowest(unseen)
-        out[(face * 2 + 1) * CARD_FEATURES + F_UNSEEN] = 1.0
-    # Pile block, without a branch or a division.
-    base = n * CARD_FEATURES
+        out[(face * 2 + 1) * width + f_unseen] = 1.0
+    # Pile block, without a division.
     empty = 0
     for c in range(cfg[G_COLS]):
-        out[base + c] = tab_len[b, c] * (1.0 / DEPTH_SCALE)
-        out[base + 10 + c] = tab_down[b, c] * (1.0 / DEPTH_SCALE)
+        out[p_len + c] = tab_len[b, c] * (1.0 / DEPTH_SCALE)
         empty += tab_len[b, c] == 0
+    if p_down >= 0:
+        for c in range(cfg[G_COLS]):
+            out[p_down + c] = tab_down[b, c] * (1.0 / DEPTH_SCALE)
     for p in range(cfg[G_PILES]):
-        out[base + 20 + p] = found[b, p] * (1.0 / 13.0)
-    per_card = 1.0 / n
-    out[base + 28] = sl * per_card
-    out[base + 29] = s.stock_unknown[b] * per_card
-    out[base + 30] = w * per_card
+        out[p_found + p] = found[b, p] * (1.0 / 13.0)
+    if p_stock >= 0:
+        per_card = 1.0 / n
+        out[p_stock] = sl * per_card
+        out[p_unseen] = s.stock_unknown[b] * per_card
+        out[p_waste] = w * per_card
     for k in range(cfg[G_CELLS]):
-        out[base + 31 + k] = cells[b, k] < 0
-    out[base + 35] = empty * 0.1
+        out[p_cell + k] = cells[b, k] < 0
+    out[p_empty] = empty * (1.0 / EMPTY_SCALE)

@@ -9,6 +9,7 @@ import numpy as np
 
 from solitaire_gym.engine.scoring import score_text
 from solitaire_gym.envs.core import EnvCore, EnvOptions
+from solitaire_gym.envs.observation import Layout
 from solitaire_gym.errors import IllegalMoveError
 from solitaire_gym.rendering.ansi import board_text
 
@@ -30,9 +31,11 @@ class SolitaireEnv(gym.Env):
     :meth:`action_to_move` and :meth:`move_to_action` translate.
 
     ## Observation Space
-    ``Box(0, 4, (D,), float32)``, the player's information state: D = 2116 (Double Solitaire) or
-    1076. Field by field in ``solitaire_gym/envs/observation.py``. Unseen cards (face down, the
-    stock before its first draw) are "unseen"; cards seen in the waste stay known after a turn-over.
+    ``Box(0, 4, (D,), float32)``, the player's information state: D = 1590 (Double Solitaire),
+    639 (Solitaire Réfléchi), 851 (Seahaven Towers), whatever the options. Field by field
+    in ``solitaire_gym/envs/observation.py``; :attr:`obs_layout` gives every offset. Unseen cards
+    (face down, the stock before its first draw) are "unseen"; cards seen in the waste stay known
+    after a turn-over.
 
     ## Legal Actions Mask
     :meth:`action_masks` (what sb3-contrib's MaskablePPO calls) and ``info["action_mask"]``:
@@ -133,6 +136,11 @@ class SolitaireEnv(gym.Env):
     @property
     def code(self) -> str:
         return self._core.codes[0]
+
+    @property
+    def obs_layout(self) -> Layout:
+        """Where each feature lies in an observation (``envs/observation.py``)."""
+        return self._core.layout
 
     def to_dict(self) -> dict:
         """The current position (hidden cards included: for replay and debugging, not for agents)."""

@@ -10,6 +10,7 @@ from gymnasium.vector.utils import batch_space
 from gymnasium.vector.vector_env import AutoresetMode
 
 from solitaire_gym.envs.core import DEFAULT_MAX_EPISODE_STEPS, EnvCore, EnvOptions, sample_deals
+from solitaire_gym.envs.observation import Layout
 from solitaire_gym.rendering.ansi import board_text
 
 
@@ -170,6 +171,11 @@ class SolitaireVectorEnv(VectorEnv):
 
     def action_masks(self) -> np.ndarray:
         return self._core.masks.copy()
+
+    @property
+    def obs_layout(self) -> Layout:
+        """Where each feature lies in an observation (``envs/observation.py``)."""
+        return self._core.layout
 
     def action_to_move(self, action: int) -> str:
         return self._core.action_to_move(action)
