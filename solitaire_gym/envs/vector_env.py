@@ -122,7 +122,11 @@ class SolitaireVectorEnv(VectorEnv):
             )
         self._act[:] = act
         resetting = self._all[self._needs_reset]
-        deals = sample_deals(self.np_random, resetting.size, self.options.split)
+        deals = (
+            sample_deals(self.np_random, resetting.size, self.options.split)
+            if resetting.size
+            else None
+        )
         self._steps[resetting] = 0
         # Ended games are dealt anew, not stepped. With copy=True the kernel writes into buffers
         # nobody else holds, which are returned as they are: no copy after the step.
@@ -130,7 +134,7 @@ class SolitaireVectorEnv(VectorEnv):
         if resetting.size:
             self._core.skip_dead_deals(resetting, self.np_random)
         stepped = ~self._needs_reset
-        self._steps[stepped] += 1
+        self._steps += stepped  # a bool array: adds 1 where stepped (faster than a masked +=)
         won = self._core.won
         stuck = ~won & (self._core.counts == 0)
         terminated = stepped & (won | stuck)
