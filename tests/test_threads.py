@@ -8,7 +8,11 @@ import os
 import subprocess
 import sys
 
+import gymnasium as gym
+import numpy as np
 import pytest
+
+import solitaire_gym  # noqa: F401  (registers the ids)
 
 PROBE = """
 import json, os
@@ -60,3 +64,34 @@ def test_the_user_chooses_the_layer(layer):
     r, _ = probe(NUMBA_THREADING_LAYER=layer)
     assert r["layer"] == layer
     assert r["parallel"]
+
+
+def _batched_work(_: int = 0) -> list[np.ndarray]:
+    """Every batched kernel (vector env, sampler, Batch) on enough games to run in parallel."""
+    from solitaire_gym.engine.batch import Batch
+    from solitaire_gym.engine.variants import parse_code
+    from solitaire_gym.envs.sampling import random_legal_actions
+
+    env = gym.make_vec("solitaire_gym/DoubleSolitaire-v0", num_envs=2100)
+    rng = np.random.default_rng(3)
+    obs, info = env.reset(seed=3)
+    for _ in range(3):
+        obs, _, _, _, info = env.step(random_legal_actions(info["action_mask"], rng))
+    batch = Batch(parse_code("SH1-C4-AAAAAAB")[0], 300, undo_depth=8)
+    batch.deal(np.arange(300))
+    masks = batch.masks().copy()
+    batch.step(random_legal_actions(masks, rng))
+    done = batch.undo(np.arange(300))
+    return [obs, info["action_mask"], masks, batch.masks().copy(), done]
+
+
+def test_a_process_forked_after_the_threads_started_runs_on_one_thread():
+    """GNU OpenMP cannot run in a forked child (numba would terminate it at the first parallel
+    launch): there the batched kernels run on one thread and give the same results."""
+    import multiprocessing as mp
+
+    here = _batched_work()  # starts the threads in this process
+    with mp.get_context("fork").Pool(1) as pool:
+        there = pool.apply_async(_batched_work, (0,)).get(timeout=240)
+    for a, b in zip(here, there, strict=True):
+        np.testing.assert_array_equal(a, b)

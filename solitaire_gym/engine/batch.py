@@ -14,7 +14,7 @@ from solitaire_gym.engine.play import play, undo
 from solitaire_gym.engine.rules import check_move, is_won
 from solitaire_gym.engine.shuffle import deal_into
 from solitaire_gym.engine.state import State, allocate, nbytes_per_game, part_rows
-from solitaire_gym.engine.threads import num_threads
+from solitaire_gym.engine.threads import num_threads, parallel_ok
 from solitaire_gym.engine.variants import L_N, MAX_DEAL, Variant
 
 # Each parallel loop cuts the rows into ``parts`` (``state.part_rows``) and works through each
@@ -121,6 +121,15 @@ class Batch:
         self._won = np.zeros(self.size, np.bool_)
         self._reasons = np.zeros(self.size, np.int64)
 
+    def _run(self, kernel, ranged, n: int, *arrays: np.ndarray) -> None:
+        """``kernel`` over all cores, or, where no parallel launch is possible (a process forked
+        after the OpenMP threads started: ``threads.parallel_ok``), its range function over rows
+        ``0 … n-1`` on this thread."""
+        if parallel_ok():
+            kernel(self.state, self.cfg, *arrays, num_threads())
+        else:
+            ranged(self.state, self.cfg, *arrays, 0, n)
+
     def deal(self, deals, rows=None) -> None:
         """Deal numbers ``deals`` into ``rows`` (default: every row, in order)."""
         deals = np.asarray(deals, dtype=np.int64).reshape(-1)
@@ -131,7 +140,7 @@ class Batch:
             raise ValueError(f"deal numbers must lie in 0 … {MAX_DEAL}")
         if rows.size and (rows.min() < 0 or rows.max() >= self.size):
             raise ValueError(f"rows must lie in 0 … {self.size - 1}")
-        deal_rows(self.state, self.cfg, rows, deals, num_threads())
+        self._run(deal_rows, _deal_range, rows.size, rows, deals)
 
     def step(self, actions) -> np.ndarray:
         """Play one action per row (negative: skip the row). Returns ``check_move``'s codes: 0
@@ -141,12 +150,12 @@ class Batch:
             raise ValueError(f"expected {self.size} actions, got {act.shape[0]}")
         if act.size and act.max() >= self.n_actions:
             raise ValueError(f"action {int(act.max())} is outside 0 … {self.n_actions - 1}")
-        step_rows(self.state, self.cfg, act, self._reasons, num_threads())
+        self._run(step_rows, _step_range, act.size, act, self._reasons)
         return self._reasons
 
     def masks(self) -> np.ndarray:
         """``(size, n_actions)`` int8 legal-action masks (a view, refreshed by each call)."""
-        mask_rows(self.state, self.cfg, self._masks, self._counts, self._won, num_threads())
+        self._run(mask_rows, _mask_range, self.size, self._masks, self._counts, self._won)
         return self._masks
 
     @property
@@ -162,7 +171,7 @@ class Batch:
     def undo(self, rows) -> np.ndarray:
         rows = np.asarray(rows, np.int64).reshape(-1)
         done = np.zeros(rows.shape[0], np.bool_)
-        undo_rows(self.state, self.cfg, rows, done, num_threads())
+        self._run(undo_rows, _undo_range, rows.size, rows, done)
         return done
 
     @property

@@ -18,15 +18,36 @@ So the first launch made through :func:`num_threads` starts the OpenMP threads w
 it, and put back afterwards. (A torch imported later shares that runtime and its passive
 policy; one imported before has its own.) Set ``OMP_WAIT_POLICY=ACTIVE`` on dedicated cores for
 the fastest launches.
+
+GNU OpenMP does not survive ``fork()``: numba terminates a child process, forked after the
+parent's OpenMP threads started, at its first parallel launch. In such a child
+:func:`parallel_ok` is False and the package's batched kernels run on one thread instead (with a
+warning, once); the ``spawn`` and ``forkserver`` start methods of ``multiprocessing`` keep every
+core.
 """
 
 from __future__ import annotations
 
 import os
+import warnings
 
 import numba
 
 _started = False
+_forked = False  # forked from a process whose OpenMP threads had started
+_warned = False
+
+
+def _after_fork_in_child() -> None:
+    global _forked
+    try:
+        started = numba.threading_layer() == "omp"
+    except ValueError:  # no threading layer loaded before the fork: this process may load one
+        return
+    _forked = _forked or started
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 def _start() -> None:
@@ -56,7 +77,29 @@ def layer() -> str:
     return numba.threading_layer()
 
 
+def parallel_ok() -> bool:
+    """Whether this process may launch parallel kernels: not in a child forked after the
+    OpenMP threads started (see the module docstring)."""
+    global _warned
+    if _forked and not _warned:
+        _warned = True
+        warnings.warn(
+            "this process was forked after numba's OpenMP threads started, and GNU OpenMP cannot "
+            "run in it: solitaire_gym's batched kernels run on one thread here. Start worker "
+            "processes with multiprocessing's 'spawn' or 'forkserver' method to use every core.",
+            RuntimeWarning,
+            stacklevel=3,
+        )
+    return not _forked
+
+
+NEVER = 1 << 62  # a row count no batch reaches: "run on one thread"
+
+
 def parallel_from(threaded: int, workqueue: int) -> int:
     """Fewest rows from which a parallel launch pays: ``workqueue`` under numba's workqueue
-    layer, whose launches cost more, else ``threaded``."""
+    layer, whose launches cost more, else ``threaded``; :data:`NEVER` where parallel launches
+    are not possible (:func:`parallel_ok`)."""
+    if not parallel_ok():
+        return NEVER
     return workqueue if layer() == "workqueue" else threaded

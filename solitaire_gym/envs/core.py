@@ -54,6 +54,8 @@ PARALLEL_MIN: int | None = None
 
 
 def parallel_min() -> int:
+    if not threads.parallel_ok():
+        return threads.NEVER
     return PARALLEL_MIN or threads.parallel_from(threaded=256, workqueue=640)
 
 
@@ -268,7 +270,7 @@ class EnvCore:
             self.rewards, self.reasons, self.engine_act, self.masks, self.counts, self.won,
             self.obs,
         )  # fmt: skip
-        if self.parallel:
+        if self.parallel and threads.parallel_ok():
             kernels.step_rows(*args, threads.num_threads())
         else:
             kernels.step_rows_serial(*args)

@@ -8,7 +8,7 @@ import numba as nb
 import numpy as np
 
 from solitaire_gym.engine.state import part_rows
-from solitaire_gym.engine.threads import num_threads, parallel_from
+from solitaire_gym.engine.threads import num_threads, parallel_from, parallel_ok
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 
@@ -85,7 +85,7 @@ def random_legal_actions(masks: np.ndarray, rng: np.random.Generator) -> np.ndar
     out = np.zeros(masks.shape[0], np.int64)
     seed = np.uint64(rng.integers(0, 2**63))
     least = PARALLEL_MIN_ROWS or parallel_from(threaded=1024, workqueue=2048)
-    if masks.shape[0] >= least:
+    if masks.shape[0] >= least and parallel_ok():
         _sample(masks, seed, out, num_threads())
     else:
         _sample_serial(masks, seed, out)
