@@ -20,8 +20,7 @@ import numpy as np
 import gymnasium as gym
 import solitaire_gym
 from solitaire_gym.engine import threads
-from solitaire_gym.envs import core
-env = gym.make_vec("solitaire_gym/SeahavenTowers-v0", num_envs=core.parallel_min())
+env = gym.make_vec("solitaire_gym/SeahavenTowers-v0", num_envs=640)
 env.reset(seed=0)
 print(json.dumps({
     "parallel": bool(env.unwrapped._core.parallel),
@@ -95,3 +94,31 @@ def test_a_process_forked_after_the_threads_started_runs_on_one_thread():
         there = pool.apply_async(_batched_work, (0,)).get(timeout=240)
     for a, b in zip(here, there, strict=True):
         np.testing.assert_array_equal(a, b)
+
+
+def _single_env_warnings(_: int = 0) -> int:
+    import warnings
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        env = gym.make("solitaire_gym/SeahavenTowers-v0")
+        obs, info = env.reset(seed=0)
+        env.step(int(np.flatnonzero(info["action_mask"])[0]))
+    return sum(issubclass(w.category, RuntimeWarning) for w in caught)
+
+
+def test_single_envs_need_no_threads_and_do_not_warn_in_forked_children():
+    """A single env starts no threads, so a process that only uses single envs (an
+    ``AsyncVectorEnv`` worker, say) is never slowed down or warned, forked or not."""
+    code = (
+        "import gymnasium as gym, numba, solitaire_gym\n"
+        "env = gym.make('solitaire_gym/DoubleSolitaire-v0'); env.reset(seed=0)\n"
+        "try:\n    print(numba.threading_layer())\nexcept ValueError:\n    print('none')\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split()[-1] == "none"
+    import multiprocessing as mp
+
+    _batched_work()  # the threads have started here
+    with mp.get_context("fork").Pool(1) as pool:
+        assert pool.apply_async(_single_env_warnings, (0,)).get(timeout=240) == 0

@@ -93,13 +93,11 @@ def parallel_ok() -> bool:
     return not _forked
 
 
-NEVER = 1 << 62  # a row count no batch reaches: "run on one thread"
-
-
-def parallel_from(threaded: int, workqueue: int) -> int:
-    """Fewest rows from which a parallel launch pays: ``workqueue`` under numba's workqueue
-    layer, whose launches cost more, else ``threaded``; :data:`NEVER` where parallel launches
-    are not possible (:func:`parallel_ok`)."""
-    if not parallel_ok():
-        return NEVER
-    return workqueue if layer() == "workqueue" else threaded
+def use_parallel(rows: int, threaded: int, workqueue: int) -> bool:
+    """Whether ``rows`` rows run on all cores: from ``workqueue`` rows under numba's workqueue
+    layer, whose launches cost more, else from ``threaded``; never where parallel launches are not
+    possible (:func:`parallel_ok`). A batch below both thresholds loads no threading layer."""
+    if rows < min(threaded, workqueue):
+        return False
+    least = workqueue if layer() == "workqueue" else threaded
+    return rows >= least and parallel_ok()

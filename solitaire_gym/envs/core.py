@@ -53,10 +53,11 @@ ACTION_MODES = {"move": kernels.MODE_MOVE, "tap": kernels.MODE_TAP}
 PARALLEL_MIN: int | None = None
 
 
-def parallel_min() -> int:
-    if not threads.parallel_ok():
-        return threads.NEVER
-    return PARALLEL_MIN or threads.parallel_from(threaded=256, workqueue=640)
+def runs_parallel(games: int) -> bool:
+    """Whether a step or refresh of ``games`` games runs on all cores."""
+    if PARALLEL_MIN is not None:
+        return games >= PARALLEL_MIN and threads.parallel_ok()
+    return threads.use_parallel(games, threaded=256, workqueue=640)
 
 
 DEFAULT_MAX_EPISODE_STEPS = {"DS1": 2000, "TF1": 1000, "SH1": 500}
@@ -138,7 +139,7 @@ class EnvCore:
         self._no_deals = np.zeros(0, np.int64)
         self._spares: dict[str, list[np.ndarray]] = {"obs": [], "masks": [], "rewards": []}
         self.codes = np.empty(num, dtype=object)
-        self.parallel = num >= parallel_min()  # steps on all cores
+        self.parallel = runs_parallel(num)  # steps on all cores
 
     # spaces
     def observation_space(self) -> spaces.Box:
@@ -155,7 +156,7 @@ class EnvCore:
             rows, self._no_deals if deals is None else deals,
             self.masks, self.counts, self.won, self.obs,
         )  # fmt: skip
-        if rows.size >= parallel_min():
+        if runs_parallel(rows.size):
             kernels.refresh_rows(*args, threads.num_threads())
         else:
             kernels.refresh_rows_serial(*args)

@@ -8,7 +8,7 @@ import numba as nb
 import numpy as np
 
 from solitaire_gym.engine.state import part_rows
-from solitaire_gym.engine.threads import num_threads, parallel_from, parallel_ok
+from solitaire_gym.engine.threads import num_threads, parallel_ok, use_parallel
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 
@@ -20,7 +20,7 @@ def _mix(z: np.uint64) -> np.uint64:
     return z ^ (z >> np.uint64(31))
 
 
-# Fewest rows drawn on all cores (``threads.parallel_from``); below, waking the threads costs more
+# Fewest rows drawn on all cores (``threads.use_parallel``); below, waking the threads costs more
 # than the draws (~0.1 µs a row): measured on 2 cores, parallel pays from ~1000 rows with omp and
 # ~1500 with workqueue. None: by the threading layer.
 PARALLEL_MIN_ROWS: int | None = None
@@ -84,8 +84,12 @@ def random_legal_actions(masks: np.ndarray, rng: np.random.Generator) -> np.ndar
         raise ValueError(f"masks must be a 2-D (games, actions) array, not shape {masks.shape}")
     out = np.zeros(masks.shape[0], np.int64)
     seed = np.uint64(rng.integers(0, 2**63))
-    least = PARALLEL_MIN_ROWS or parallel_from(threaded=1024, workqueue=2048)
-    if masks.shape[0] >= least and parallel_ok():
+    rows = masks.shape[0]
+    if PARALLEL_MIN_ROWS is not None:
+        parallel = rows >= PARALLEL_MIN_ROWS and parallel_ok()
+    else:
+        parallel = use_parallel(rows, threaded=1024, workqueue=2048)
+    if parallel:
         _sample(masks, seed, out, num_threads())
     else:
         _sample_serial(masks, seed, out)
