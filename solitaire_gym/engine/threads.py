@@ -9,9 +9,10 @@ depends on it (``benchmarks/bench_launch.py``, 2 cores):
 * ``omp`` with its default, spinning, wait policy: ~15 µs on idle cores, but when other
   processes keep every core busy a launch can wait a whole time slice (milliseconds), and its
   threads spinning between launches starve a policy network running in the same process;
-* ``omp`` with ``OMP_WAIT_POLICY=PASSIVE`` (threads sleep between launches): ~55 µs idle and
-  ~35 µs with every core busy;
-* ``workqueue``: ~100 µs idle, ~80 µs busy, and a slower step besides (README, "Speed").
+* ``omp`` with ``OMP_WAIT_POLICY=PASSIVE`` (threads sleep between launches): 60–70 µs idle,
+  100–120 µs on average (median 40–45 µs) with every core busy;
+* ``workqueue``: 105–115 µs idle, 145–185 µs on average (median 60–90 µs) busy, and a slower
+  step besides (README, "Speed").
 
 So the first launch made through :func:`num_threads` starts the OpenMP threads with
 ``OMP_WAIT_POLICY=PASSIVE`` unless that variable is set: it is set only while the runtime reads
@@ -72,8 +73,10 @@ def num_threads() -> int:
 
 
 def layer() -> str:
-    """The threading layer in use (started by this call if need be)."""
-    num_threads()
+    """The threading layer in use (started by this call if need be; in a forked child it is
+    loaded already, and nothing there calls into it)."""
+    if not _forked:
+        num_threads()
     return numba.threading_layer()
 
 
@@ -93,11 +96,15 @@ def parallel_ok() -> bool:
     return not _forked
 
 
-def use_parallel(rows: int, threaded: int, workqueue: int) -> bool:
+def use_parallel(rows: int, threaded: int, workqueue: int, fixed: int | None = None) -> bool:
     """Whether ``rows`` rows run on all cores: from ``workqueue`` rows under numba's workqueue
-    layer, whose launches cost more, else from ``threaded``; never where parallel launches are not
-    possible (:func:`parallel_ok`). A batch below both thresholds loads no threading layer."""
-    if rows < min(threaded, workqueue):
+    layer, whose launches cost more, else from ``threaded`` (from ``fixed`` rows whatever the
+    layer, if given); never where parallel launches are not possible (:func:`parallel_ok`). A
+    batch below the threshold loads no threading layer."""
+    if fixed is not None:
+        least = fixed
+    elif rows < min(threaded, workqueue):
         return False
-    least = workqueue if layer() == "workqueue" else threaded
+    else:
+        least = workqueue if layer() == "workqueue" else threaded
     return rows >= least and parallel_ok()

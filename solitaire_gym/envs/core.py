@@ -46,18 +46,16 @@ def sample_deals(rng: np.random.Generator, n: int, split: str) -> np.ndarray:
 REWARD_MODES = {"app": kernels.REWARD_APP, "fair": kernels.REWARD_FAIR, "win": kernels.REWARD_WIN}
 ACTION_MODES = {"move": kernels.MODE_MOVE, "tap": kernels.MODE_TAP}
 # Fewest games for which a step runs on all cores (fewer run on one thread). Waking the threads
-# costs ~55 µs with numba's omp layer as the package starts it (``engine/threads.py``) and ~100 µs
-# with workqueue (``benchmarks/bench_launch.py``), against ~1 µs of work per game; on 2 cores
-# parallel steps paid from about 200 games with omp and about 600 with workqueue. None: by the
-# threading layer in use.
+# costs 60–70 µs with numba's omp layer as the package starts it (``engine/threads.py``) and
+# 105–115 µs with workqueue (``benchmarks/bench_launch.py``), against ~1 µs of work per game; on
+# 2 cores parallel steps paid from about 250 games with omp and about 600 with workqueue. None:
+# by the threading layer in use.
 PARALLEL_MIN: int | None = None
 
 
 def runs_parallel(games: int) -> bool:
     """Whether a step or refresh of ``games`` games runs on all cores."""
-    if PARALLEL_MIN is not None:
-        return games >= PARALLEL_MIN and threads.parallel_ok()
-    return threads.use_parallel(games, threaded=256, workqueue=640)
+    return threads.use_parallel(games, threaded=256, workqueue=640, fixed=PARALLEL_MIN)
 
 
 DEFAULT_MAX_EPISODE_STEPS = {"DS1": 2000, "TF1": 1000, "SH1": 500}

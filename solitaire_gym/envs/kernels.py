@@ -174,7 +174,7 @@ def step_rows(
     the state and arrays (``engine/borrow.py``: no reference counting in the loop). Arrays:
     ``act``, ``deals`` (B,) int64; ``rewards`` (B,) float32; ``reasons``, ``engine_act`` (B,)
     int64; ``masks`` (B, n_actions) int8; ``counts`` (B,) int32; ``won`` (B,) bool; ``obs``
-    (B, obs_size) float32."""
+    (B, layout size) float32."""
     n = act.shape[0]
     for t in nb.prange(parts):
         lo, hi = part_rows(n, parts, t)

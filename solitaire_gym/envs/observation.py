@@ -1,6 +1,6 @@
 """The observation: the player's information state as a fixed-size float32 vector.
 
-Its layout depends on the game and its options: a feature that a game can never have (free cells
+Its layout depends on the game: a feature that a game can never have (free cells
 in Double Solitaire, a stock in Seahaven Towers) takes no room. :func:`layout` gives the offsets
 of every feature for an env (``env.unwrapped.obs_layout``). It does not depend on the options
 (draw, scoring, free cells in play), so a policy trained with one option can play another. Two
@@ -70,9 +70,9 @@ ABSENT = -1  # offset of a feature the game does not have
 def offsets(cfg: np.ndarray):
     """The layout of the module docstring as a tuple of offsets (``ABSENT`` for a feature the
     game lacks): card row width, then the card columns foundation, waste, stock, cell (first),
-    unseen, depth, down; then the pile block's start and its parts column lengths, face-down
-    counts, foundation heights, stock size, unseen stock, waste size, cell empty (first), empty
-    columns; then the size. The one place where the layout is decided."""
+    unseen, depth, down; then the pile block's parts column lengths (where the block starts),
+    face-down counts, foundation heights, stock size, unseen stock, waste size, cell empty
+    (first), empty columns; then the size. The one place where the layout is decided."""
     cols = cfg[G_COLS]
     cells = cfg[L_CELLS]  # 4 in Seahaven whatever the number in play: one layout per game
     stock = cfg[L_STOCK] != 0
@@ -90,9 +90,8 @@ def offsets(cfg: np.ndarray):
     f_down = k if down else ABSENT
     k += 1 if down else 0
     width = k
-    pile = cfg[G_CARDS] * width
-    p_len = pile
-    q = pile + cols
+    p_len = cfg[G_CARDS] * width
+    q = p_len + cols
     p_down = q if down else ABSENT
     q += cols if down else 0
     p_found = q
@@ -107,7 +106,7 @@ def offsets(cfg: np.ndarray):
     q += 1
     return (
         width, cols, f_waste, f_stock, f_cell, f_unseen, f_depth, f_down,
-        pile, p_len, p_down, p_found, p_stock, p_unseen, p_waste, p_cell, p_empty, q,
+        p_len, p_down, p_found, p_stock, p_unseen, p_waste, p_cell, p_empty, q,
     )  # fmt: skip
 
 
@@ -124,8 +123,7 @@ class Layout(NamedTuple):
     unseen: int
     depth: int
     down: int
-    piles: int  # start of the pile block
-    lengths: int  # column lengths t1 … tC
+    lengths: int  # column lengths t1 … tC: the start of the pile block
     downs: int  # face-down counts t1 … tC
     heights: int  # foundation heights
     stock_size: int
@@ -139,10 +137,6 @@ class Layout(NamedTuple):
 def layout(cfg: np.ndarray) -> Layout:
     """The observation layout of a variant's ``cfg`` (``Variant.cfg``)."""
     return Layout(*(int(v) for v in offsets(cfg)))
-
-
-def obs_size(cfg: np.ndarray) -> int:
-    return layout(cfg).size
 
 
 @nb.njit(cache=True, inline="always")
@@ -161,7 +155,7 @@ def observe(s, b: int, cfg: np.ndarray, out: np.ndarray) -> None:
     """Write row ``b``'s observation into ``out`` (1-D float32 of the layout's size)."""
     (
         width, f_found, f_waste, f_stock, f_cell, f_unseen, f_depth, f_down,
-        pile, p_len, p_down, p_found, p_stock, p_unseen, p_waste, p_cell, p_empty, _,
+        p_len, p_down, p_found, p_stock, p_unseen, p_waste, p_cell, p_empty, _,
     ) = offsets(cfg)  # fmt: skip
     # The state's arrays are read through locals: after every store into ``out`` the compiler
     # would otherwise reload each array's address from the state object (~15% of the time).

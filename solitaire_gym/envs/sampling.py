@@ -8,7 +8,7 @@ import numba as nb
 import numpy as np
 
 from solitaire_gym.engine.state import part_rows
-from solitaire_gym.engine.threads import num_threads, parallel_ok, use_parallel
+from solitaire_gym.engine.threads import num_threads, use_parallel
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 
@@ -84,12 +84,7 @@ def random_legal_actions(masks: np.ndarray, rng: np.random.Generator) -> np.ndar
         raise ValueError(f"masks must be a 2-D (games, actions) array, not shape {masks.shape}")
     out = np.zeros(masks.shape[0], np.int64)
     seed = np.uint64(rng.integers(0, 2**63))
-    rows = masks.shape[0]
-    if PARALLEL_MIN_ROWS is not None:
-        parallel = rows >= PARALLEL_MIN_ROWS and parallel_ok()
-    else:
-        parallel = use_parallel(rows, threaded=1024, workqueue=2048)
-    if parallel:
+    if use_parallel(masks.shape[0], threaded=1024, workqueue=2048, fixed=PARALLEL_MIN_ROWS):
         _sample(masks, seed, out, num_threads())
     else:
         _sample_serial(masks, seed, out)

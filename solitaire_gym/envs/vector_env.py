@@ -36,7 +36,7 @@ class SolitaireVectorEnv(VectorEnv):
     From 256 games on (640 with numba's ``workqueue`` threading layer) a step runs on every core,
     one parallel launch per step. numba takes its ``omp`` layer where GNU OpenMP is installed, and
     the package starts its threads with ``OMP_WAIT_POLICY=PASSIVE`` unless that is set
-    (``engine/threads.py``): launches then cost ~55 µs, and stay fast on cores that other
+    (``engine/threads.py``): launches then cost 60–70 µs, and stay fast on cores that other
     processes keep busy. On dedicated cores ``OMP_WAIT_POLICY=ACTIVE`` launches in ~15 µs
     (README, "Speed").
     """
