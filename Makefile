@@ -27,7 +27,7 @@ demo: $(STAMP_DEMO)
 test: $(STAMP_DEV)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	$(BIN)/python -m pytest tests solitaire_gym
+	$(BIN)/python -m pytest tests solitaire_gym docs README.md
 
 lint: $(STAMP_DEV)
 	$(BIN)/ruff check --fix .

@@ -83,7 +83,7 @@ def play_deals(
 ) -> list[EpisodeResult]:
     """Play every deal of ``deals`` once with ``agent``; results in the order of ``deals``.
 
-    ``record``: deal numbers whose moves (RULES.md notation) and scores are kept, for traces.
+    ``record``: deal numbers whose moves (docs/rules.md) and scores are kept, for traces.
     ``progress``: called with the number of games finished after each batch."""
     opts = EnvOptions.build(game, **(options or {}), split="eval")
     agent.check_env(game, options or {})

@@ -10,7 +10,7 @@ class GameCodeError(SolitaireError):
 
 
 class MoveSyntaxError(SolitaireError):
-    """A move string that is not in RULES.md's notation (or names a pile the game lacks)."""
+    """A move string outside the notation of docs/rules.md (or naming a pile the game lacks)."""
 
 
 class IllegalMoveError(SolitaireError):

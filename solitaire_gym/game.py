@@ -1,4 +1,5 @@
-"""The Game API: one game, readable, in RULES.md's notation. A batch of one over the engine.
+"""The Game API: one game, readable, in the notation of docs/rules.md. A batch of one over
+the engine.
 
 >>> g = Game.from_code("sh1-c4-aaaaaj2 ")
 >>> g.code
@@ -37,9 +38,10 @@ _WHERE_RE = re.compile(r"^(?:(w)|([tc])([1-9]\d*))$")
 class Game:
     """A single game of Double Solitaire, Solitaire Réfléchi or Seahaven Towers.
 
-    Make one with :meth:`from_code`, :meth:`new` or :meth:`from_dict`. Moves are strings in
-    RULES.md's notation (``"draw"``, ``"t3:4>t7"``, ``"w>f"``, ``"f3>c"`` …). A refused move raises
-    :class:`IllegalMoveError` whose message is the rule that forbids it, and changes nothing.
+    Make one with :meth:`from_code`, :meth:`new` or :meth:`from_dict`. Moves are strings in the
+    notation of ``docs/rules.md`` (``"draw"``, ``"t3:4>t7"``, ``"w>f"``, ``"f3>c"`` …). A refused
+    move raises :class:`IllegalMoveError` whose message is the rule that forbids it, and changes
+    nothing.
 
     ``undo_depth`` defaults to the app's (Double Solitaire 200, the others 100).
     """

@@ -10,8 +10,8 @@ A trace is one game played from its start, as a JSON object (``"format": "solita
       "agent": "random",                optional: who played (a name), or null
       "start": {...},                   optional: a position dict (Game.to_dict()) to start from
                                         instead of the code's deal; its "code" is the trace's code
-      "moves": ["t1>t7", "t10>c", ...], the actions in RULES.md's notation, in order; "undo" undoes
-                                        the last action, as the app's undo button does
+      "moves": ["t1>t7", "t10>c", ...], the actions in order, in the notation of docs/rules.md;
+                                        "undo" undoes the last action, as the app's undo button does
       "scores": [0, 0, 10, ...]         optional: the app's score after each move (Vegas: dollars)
     }
 
@@ -252,8 +252,8 @@ def save_trace(
     scores: Sequence[int] | None = None,
     start: dict[str, Any] | None = None,
 ) -> Path:
-    """Write a trace file (creating its folder) and return its path. ``moves`` are in RULES.md's
-    notation (``"undo"`` allowed); ``scores`` the app's score after each move; ``start`` a
+    """Write a trace file (creating its folder) and return its path. ``moves`` are in the notation
+    of docs/rules.md (``"undo"`` allowed); ``scores`` the app's score after each move; ``start`` a
     position dict for a game that does not start from the code's deal. The moves are not replayed
     here: :func:`load_trace` checks them."""
     d = _trace_dict(code, moves, agent, scores, start)

@@ -181,7 +181,7 @@ def check_refusal(g: Game, a: int, legal: set[int]) -> None:
 # ---- properties of random play ---------------------------------------------------------------
 
 
-# ---- a reference model of the rules, written from RULES.md on position dicts ------------------
+# ---- a reference model of the rules, written from docs/rules.md on position dicts -------------
 # Independent of the engine: it decides the legal moves and the result of a move (position and
 # score) from the text of the rules, so that random play checks the engine against the spec and
 # not only against itself.
@@ -244,7 +244,7 @@ def ref_run_ok(variant, d: dict, src: int, n: int, dst: int) -> bool:
 
 
 def ref_legal_moves(variant, d: dict) -> set[str]:
-    """Every legal move of position ``d`` in RULES.md's notation."""
+    """Every legal move of position ``d`` in docs/rules.md's notation."""
     if all(height(top) == 13 for top in d["foundations"]):
         return set()
     tab = d["tableau"]

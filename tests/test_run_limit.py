@@ -1,9 +1,9 @@
 """Seahaven Towers' run limit: the seed's table, every entry, on real Seahaven positions.
 
 ``max = (free cells empty + 1) × 2 ^ (empty columns)``, an empty target column not counted
-(RULES.md §3 and seed 004). Each entry is checked both ways: a run of exactly ``limit`` cards moves,
-and a run of ``limit + 1`` is refused with the run-limit rule, wherever a same-suit run that long
-can exist (onto an occupied column the longest is Q…A, 12 cards; into an empty column K…A, 13).
+(docs/rules.md, Seahaven Towers). Each entry is checked both ways: a run of exactly ``limit`` cards
+moves, and a run of ``limit + 1`` is refused with the run-limit rule, wherever a same-suit run that
+long can exist (onto an occupied column the longest is Q…A, 12 cards; into an empty column K…A, 13).
 """
 
 import copy

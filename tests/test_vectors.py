@@ -1,4 +1,4 @@
-"""RULES-vectors.json (computed from RULES.md), replayed completely."""
+"""RULES-vectors.json (computed from the rules, docs/rules.md), replayed completely."""
 
 import json
 from pathlib import Path

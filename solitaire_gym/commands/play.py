@@ -1,4 +1,5 @@
-"""``solitaire-gym play CODE``: play a game in the terminal, typing moves in RULES.md's notation.
+"""``solitaire-gym play CODE``: play a game in the terminal, typing moves in the package's
+notation (docs/rules.md, "Move notation").
 
     solitaire-gym play SH1-C4-AAAAAJ2
     solitaire-gym play DS1-D3N-AAAAAAB --save my-game.json    # keep the playthrough as a trace
@@ -19,7 +20,7 @@ from solitaire_gym.errors import SolitaireError
 from solitaire_gym.game import Game
 
 HELP = """\
-Type a move in the notation of RULES.md, or a command:
+Type a move in the notation of docs/rules.md, or a command:
   t3>t5  t3:4>t7  w>t4  t2>f  w>f  c1>f  f3>t4  f3>c  t5>c  c2>t4  draw  recycle
   tap PILE      a single tap on a top card (t3, w, c1): to its foundation if it can go
   dtap PILE     a double tap: foundation, else the longest column that takes it, ...

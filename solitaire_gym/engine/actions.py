@@ -1,4 +1,4 @@
-"""The action layout: every move of RULES.md's notation as one integer, and back.
+"""The action layout: every move of the notation (docs/rules.md) as one integer, and back.
 
 The layout is fixed per game (it does not depend on the options, so a policy trained with draw 1
 sees the same actions with draw 3; Seahaven always has slots for 4 cells). ``C`` = columns
@@ -120,7 +120,7 @@ def enc_ft(cfg: np.ndarray, pile: int, dst: int) -> int:
 
 
 def action_to_move(cfg: np.ndarray, a: int) -> str:
-    """Action id -> move string in RULES.md notation."""
+    """Action id -> move string in the notation of docs/rules.md."""
     n_actions = int(cfg[L_N])
     if not 0 <= int(a) < n_actions:
         raise ValueError(f"action {a} is outside 0 … {n_actions - 1}")

@@ -4,7 +4,7 @@ A card is an ``int8`` id ``suit * 13 + rank`` with ``rank`` 0 (Ace) … 12 (King
 order 0 ♠, 1 ♥, 2 ♦, 3 ♣. The two copies of a card in Double Solitaire share one id: the rules never
 tell them apart. ``EMPTY`` (-1) marks a free slot.
 
-The shuffle (``shuffle.py``) works on *deck indices* ``copy * 52 + id``, as RULES.md specifies; the
+The shuffle (``shuffle.py``) works on *deck indices* ``copy * 52 + id``, as docs/rules.md says; the
 layout reduces them to ids.
 """
 

@@ -1,4 +1,4 @@
-"""The apps' scoring tables (RULES.md, "Scoring"), and the score's text.
+"""The apps' scoring tables (docs/rules.md, each game's "Scoring"), and the score's text.
 
 ============================================  ======  =======  ==========  ========
 action                                        DS Nrm  DS Vgs   Réfléchi    Seahaven

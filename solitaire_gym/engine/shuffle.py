@@ -1,4 +1,5 @@
-"""Dealing: SplitMix64, Fisher–Yates by rejection, and the layout of each game (RULES.md, "Dealing").
+"""Dealing: SplitMix64, Fisher–Yates by rejection, and the layout of each game
+(docs/rules.md, "Dealing").
 
 The card order depends only on the game and the deal number, never on the options. All arithmetic
 is on ``uint64`` so that it wraps modulo 2^64 exactly as the specification says.

@@ -19,15 +19,15 @@ class SolitaireEnv(gym.Env):
 
     ## Description
     One game per episode, dealt from a game code (``DS1-D1N-AAAAAAB`` …) that reproduces it. The
-    rules are RULES.md's and live in ``solitaire_gym.engine``; this class only wires them.
+    rules (``docs/rules.md``) live in ``solitaire_gym.engine``; this class only wires them.
 
     ## Action Space
-    ``Discrete(N)``. ``action_mode="move"`` (default): one id per move of RULES.md's notation,
-    runs of every length included — Double Solitaire 1029, Solitaire Réfléchi 591, Seahaven
-    Towers 1278 (the layout is documented in ``solitaire_gym/engine/actions.py`` and does not
-    depend on the options). ``action_mode="tap"``: the apps' taps — tap the stock, or double-tap
-    the top card of a column, the waste or a cell and let the app pick the target (DS 11, TF 9,
-    SH 14). ``undo=True`` adds one last id that undoes the last action (app depth).
+    ``Discrete(N)``. ``action_mode="move"`` (default): one id per move of the notation
+    (``docs/rules.md``), runs of every length included — Double Solitaire 1029, Solitaire Réfléchi
+    591, Seahaven Towers 1278 (the layout is documented in ``solitaire_gym/engine/actions.py`` and
+    does not depend on the options). ``action_mode="tap"``: the apps' taps — tap the stock, or
+    double-tap the top card of a column, the waste or a cell and let the app pick the target (DS 11,
+    TF 9, SH 14). ``undo=True`` adds one last id that undoes the last action (app depth).
     :meth:`action_to_move` and :meth:`move_to_action` translate.
 
     ## Observation Space

@@ -389,11 +389,11 @@ def solve(
     """Solve a deal (a code such as ``"SH1-C4-AAAAAJ2"``), a :class:`Game` from its current
     position, or a position dict (``Game.to_dict``'s format).
 
-    Returns a :class:`SolveResult`. ``"solvable"`` comes with a solution in RULES.md's notation,
-    replayed through :class:`Game` before it is returned (a solution that fails to replay raises
-    :class:`SolverBug`). ``"unsolvable"`` only when every position reachable under the exact rules
-    was searched. ``"unknown"`` when ``max_seconds``, ``max_nodes`` or the visited-set memory
-    (``table_mb``, MiB) ran out first; None means no limit of that kind. ``_flags``
+    Returns a :class:`SolveResult`. ``"solvable"`` comes with a solution in the notation of
+    docs/rules.md, replayed through :class:`Game` before it is returned (a solution that fails to
+    replay raises :class:`SolverBug`). ``"unsolvable"`` only when every position reachable under the
+    exact rules was searched. ``"unknown"`` when ``max_seconds``, ``max_nodes`` or the visited-set
+    memory (``table_mb``, MiB) ran out first; None means no limit of that kind. ``_flags``
     (``kernels.FL_*``) and ``_restarts=False`` switch reductions off, for tests and measurements.
 
     **Thoughtful solving.** Solitaire Réfléchi and Double Solitaire hide cards from the player
