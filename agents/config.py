@@ -4,11 +4,12 @@ A config is a YAML mapping; every key is checked against :data:`SCHEMA` (unknown
 types are refused with a :class:`ConfigError` that names the key, e.g. ``ppo.batch_size``), and
 missing optional keys take the defaults below. ``configs/seahaven_c4.yaml`` shows every key.
 
-Reward modes: the env's ``app``, ``fair`` and ``win`` (see ``SolitaireEnv``), and ``foundation``,
-computed here from the observation: +1 for each card put on a foundation, −1 for each card taken
-back, plus ``win_bonus`` on the winning move. It is potential-based (the potential is the number
-of cards on the foundations), so no cycle of moves gains anything, and an episode's return is the
-number of cards it ended with on the foundations (plus the bonus when won).
+Reward modes: the env's own (see ``SolitaireEnv``): ``foundation`` (the default), ``fair``,
+``app`` and ``win``. ``foundation`` is +1 for each card put on a foundation, −1 for each card taken
+back, plus ``win_bonus`` on the winning move, computed by the env's compiled step from the engine.
+It is potential-based (the potential is the number of cards on the foundations), so no cycle of
+moves gains anything, and an episode's return is the number of cards it ended with on the
+foundations (plus the bonus when won). ``win_bonus`` is used by ``foundation`` only.
 """
 
 from __future__ import annotations
@@ -138,10 +139,12 @@ class TrainConfig:
         return dict(self.raw["options"])
 
     @property
-    def env_reward_mode(self) -> str:
-        """The env's own reward mode (``foundation`` is computed on top of ``app``)."""
+    def env_reward_kwargs(self) -> dict[str, Any]:
+        """The env's reward arguments: ``reward_mode``, and ``win_bonus`` for ``foundation``."""
         mode = self.raw["reward_mode"]
-        return "app" if mode == "foundation" else mode
+        if mode == "foundation":
+            return {"reward_mode": mode, "win_bonus": float(self.raw["win_bonus"])}
+        return {"reward_mode": mode}
 
     def to_yaml(self) -> str:
         return yaml.safe_dump(self.raw, sort_keys=False)
@@ -189,6 +192,8 @@ def check_config(data: Any, where: str = "<dict>") -> TrainConfig:
         value = raw[section][name] if section else raw[name]
         if value <= 0:
             raise ConfigError(f"{where}: {key} must be positive, not {value!r}")
+    if raw["win_bonus"] < 0:
+        raise ConfigError(f"{where}: win_bonus must be >= 0, not {raw['win_bonus']!r}")
     if raw["max_episode_steps"] is not None and raw["max_episode_steps"] <= 0:
         raise ConfigError(f"{where}: max_episode_steps must be positive or null")
     if raw["ppo"]["batch_size"] > raw["ppo"]["n_steps"] * raw["num_envs"]:

@@ -68,7 +68,7 @@ from solitaire_gym.engine.actions import (
 )
 from solitaire_gym.engine.variants import DOUBLE, G_CELLS, G_COLS, G_GAME, L_N, SEAHAVEN
 from solitaire_gym.envs.core import EnvOptions
-from solitaire_gym.envs.observation import DEPTH_SCALE, Layout, layout
+from solitaire_gym.envs.observation import DEPTH_SCALE, HEIGHT_SCALE, Layout, layout
 
 P_NONE = -1000.0
 TABLE = 8192  # (position, action) slots per game: more than the longest episode (2000 steps)
@@ -77,8 +77,8 @@ _FROM_CELL = 100
 _FROM_WASTE = 200
 _FROM_FOUND = 300
 # Positions of the observation offsets in the ``lay`` array handed to the compiled code.
-_WIDTH, _DEPTH, _WASTE, _CELL = (
-    Layout._fields.index(k) for k in ("width", "depth", "waste", "cell")
+_WIDTH, _COLUMNS, _DEPTH, _WASTE, _CELL = (
+    Layout._fields.index(k) for k in ("width", "columns", "depth", "waste", "cell")
 )
 _LENGTHS, _DOWNS, _HEIGHTS = (Layout._fields.index(k) for k in ("lengths", "downs", "heights"))
 
@@ -131,7 +131,7 @@ def _priorities(o, mask, table, game, n_cards, decks, cols, cells, lay, last_car
     fh = np.zeros(8, np.int64)  # foundation heights
     piles = 8 if decks == 2 else 4
     for p in range(piles):
-        fh[p] = np.int64(o[lay[_HEIGHTS] + p] * 13.0 + 0.5)
+        fh[p] = np.int64(o[lay[_HEIGHTS] + p] * HEIGHT_SCALE + 0.5)
         s = p // 2 if decks == 2 else p
         if fh[p] < found_min[s]:
             found_min[s] = fh[p]
@@ -143,7 +143,7 @@ def _priorities(o, mask, table, game, n_cards, decks, cols, cells, lay, last_car
         row = r * width
         depth = np.int64(o[row + lay[_DEPTH]] * DEPTH_SCALE + 0.5)
         for c in range(cols):
-            if o[row + c] != 0.0:
+            if o[row + lay[_COLUMNS] + c] != 0.0:
                 grid[c, depth] = face
         if lay[_WASTE] >= 0 and o[row + lay[_WASTE]] != 0.0 and depth == 0:
             waste_top = face
@@ -330,7 +330,7 @@ def _moved(o, t, n_cards, decks, lay):
     for r in range(n_cards):
         row = r * lay[_WIDTH]
         depth = np.int64(o[row + lay[_DEPTH]] * DEPTH_SCALE + 0.5)
-        if want_col >= 0 and o[row + want_col] != 0.0 and depth == want_depth:
+        if want_col >= 0 and o[row + lay[_COLUMNS] + want_col] != 0.0 and depth == want_depth:
             return r // decks, origin
         if want_cell >= 0 and o[row + lay[_CELL] + want_cell] != 0.0:
             return r // decks, origin

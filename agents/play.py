@@ -93,7 +93,6 @@ def play_deals(
     deals = [int(d) for d in deals]
     record = set(int(d) for d in record)
     results: list[EpisodeResult] = []
-    n_piles = 8 if opts.variant.n_cards == 104 else 4
     for lo in range(0, len(deals), batch_size):
         chunk = deals[lo : lo + batch_size]
         core = EnvCore(opts, len(chunk))
@@ -139,8 +138,9 @@ def play_deals(
                     mv.append(names[int(act[i])])
                     sc.append(int(core.state.score[i]))
             _close(core, active, ends, steps, limit)
+        found_cards = core.foundation_cards()
         for i, d in enumerate(chunk):
-            found = int(core.state.found[i, :n_piles].sum())
+            found = int(found_cards[i])
             mv, sc = traces.get(i, (None, None))
             results.append(
                 EpisodeResult(

@@ -58,53 +58,30 @@ class TimedVecEnv(VecEnvWrapper):
         return self.venv.action_masks()
 
 
-def foundation_cards(obs: np.ndarray, n_cards: int) -> np.ndarray:
-    """Cards on the foundations, read from observations ``(..., D)`` (the pile block)."""
-    base = n_cards * 20 + 20
-    return np.rint(obs[..., base : base + 8].sum(axis=-1) * 13.0).astype(np.int64)
-
-
 class TrainingReward(VecEnvWrapper):
-    """The config's reward, scaled by ``reward_scale``. ``foundation`` is computed here (see
-    ``agents.config``); the env's modes pass through. Each ended episode's info gets
-    ``foundation`` (cards on the foundations at the end) and its ``episode["r"]`` becomes the
-    training return."""
+    """The env's reward (``foundation`` included: the compiled step computes it from the engine,
+    see ``SolitaireEnv``) scaled by ``reward_scale``; each ended episode's ``episode["r"]``
+    becomes the scaled training return. The cards on the foundations at an episode's end come
+    from the env's ``info["foundation_cards"]``, never from the observation."""
 
-    def __init__(self, venv: VecEnv, mode: str, n_cards: int, win_bonus: float, scale: float):
+    def __init__(self, venv: VecEnv, scale: float):
         super().__init__(venv)
-        self.mode = mode
-        self.n_cards = n_cards
-        self.win_bonus = float(win_bonus)
         self.scale = float(scale)
-        self.level = np.zeros(self.num_envs, np.int64)
         self.ret = np.zeros(self.num_envs, np.float64)
 
     def reset(self):
         obs = self.venv.reset()
-        self.level = foundation_cards(obs, self.n_cards)
         self.ret[:] = 0
         return obs
 
     def step_wait(self):
         obs, rewards, dones, infos = self.venv.step_wait()
-        now = foundation_cards(obs, self.n_cards)
-        ended = np.flatnonzero(dones)
-        end_level = now.copy()
-        for i in ended.tolist():
-            end_level[i] = foundation_cards(infos[i]["terminal_observation"], self.n_cards)
-        if self.mode == "foundation":
-            rewards = (end_level - self.level).astype(np.float32)
-            for i in ended.tolist():
-                if infos[i].get("won"):
-                    rewards[i] += self.win_bonus
         rewards = rewards * np.float32(self.scale)
         self.ret += rewards
-        for i in ended.tolist():
-            infos[i]["foundation"] = int(end_level[i])
+        for i in np.flatnonzero(dones).tolist():
             if "episode" in infos[i]:
                 infos[i]["episode"] = dict(infos[i]["episode"], r=float(self.ret[i]))
             self.ret[i] = 0
-        self.level = now
         return obs, rewards, dones, infos
 
     def action_masks(self) -> np.ndarray:
@@ -118,12 +95,11 @@ def make_train_env(cfg: TrainConfig, seed: int | None = None) -> tuple[VecEnv, T
         num_envs=cfg.num_envs,
         max_episode_steps=cfg.max_episode_steps,
         seed=cfg.seed if seed is None else seed,
-        reward_mode=cfg.env_reward_mode,
+        **cfg.env_reward_kwargs,
         **cfg.env_kwargs,
     )
     timed = TimedVecEnv(raw)
-    n_cards = raw.options.variant.n_cards
-    env = TrainingReward(timed, cfg.reward_mode, n_cards, cfg.win_bonus, cfg.reward_scale)
+    env = TrainingReward(timed, cfg.reward_scale)
     return env, timed
 
 
@@ -227,7 +203,7 @@ class RunMonitor(BaseCallback):
         for info in self.locals.get("infos", ()):
             if "terminal_observation" in info:
                 self.won.append(bool(info.get("won")))
-                self.found.append(int(info.get("foundation", 0)))
+                self.found.append(int(info["foundation_cards"]))
                 self.returns.append(float(info.get("episode", {}).get("r", 0.0)))
         run = self.run
         if self.num_timesteps >= run.next_eval:

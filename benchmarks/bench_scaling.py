@@ -39,12 +39,12 @@ GAMES = {
 
 @nb.njit(parallel=True)
 def _counted(
-    s, cfg, mode, n_base, undo_on, reward_mode, penalty, act, deals,
+    s, cfg, mode, n_base, undo_on, reward_mode, penalty, bonus, act, deals,
     rewards, reasons, engine_act, masks, counts, won, obs,
 ):  # fmt: skip
     for b in nb.prange(act.shape[0]):
         kernels._step_one(
-            s, b, cfg, mode, n_base, undo_on, reward_mode, penalty, act, deals,
+            s, b, cfg, mode, n_base, undo_on, reward_mode, penalty, bonus, act, deals,
             rewards, reasons, engine_act, masks, counts, won, obs,
         )  # fmt: skip
 
@@ -66,7 +66,7 @@ def main() -> None:
     core = env.unwrapped._core
     act = np.full(n, kernels.ROW_REFRESH, np.int64)
     common = (
-        core.cfg, core.mode, core.n_base, False, core.reward_mode, 0.0, act, core._new_deals,
+        core.cfg, core.mode, core.n_base, False, core.reward_mode, 0.0, 0.0, act, core._new_deals,
         core.rewards, core.reasons, core.engine_act, core.masks, core.counts, core.won, core.obs,
     )  # fmt: skip
     ways = {

@@ -61,7 +61,7 @@ def _moves(state, cfg, mode, n_base, act):
     s = fields(owner)
     for b in range(act.shape[0]):
         if act[b] >= 0:
-            step_row(s, b, view(cfg), mode, n_base, 0, 0.0, act[b])
+            step_row(s, b, view(cfg), mode, n_base, 0, 0.0, 0.0, act[b])
     hold(owner)
 
 

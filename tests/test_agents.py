@@ -280,6 +280,12 @@ def test_train_runs_end_to_end_and_resumes(tiny_run, capsys):
         "step_0000000256.zip", "step_0000000512.zip"]  # fmt: skip
     evals = list(csv.DictReader((out / "eval.csv").open()))
     assert [int(r["step"]) for r in evals] == [256, 512]
+    # the env's foundation reward: an episode's return is its foundation cards (+ 10 when won)
+    rows = list(csv.DictReader((out / "train.csv").open()))
+    assert rows and any(float(r["foundation"]) > 0 for r in rows)
+    for r in rows:
+        expected = float(r["foundation"]) + 10.0 * float(r["win_rate"])
+        assert float(r["return"]) == pytest.approx(expected, abs=1e-6)
     timing = json.loads((out / "timing.json").read_text())
     assert 0 < timing["share"]["env_step (SB3VecEnv.reset + step_wait)"] < 1
     assert list((out / "tb").iterdir())

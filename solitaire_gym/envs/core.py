@@ -18,13 +18,14 @@ from solitaire_gym.engine.batch import Batch
 from solitaire_gym.engine.rules import R_BAD_ACTION, refusal_text
 from solitaire_gym.engine.variants import (
     G_COLS,
+    G_PILES,
     L_CELLS,
     L_STOCK,
     MAX_DEAL,
     Variant,
     parse_code,
 )
-from solitaire_gym.envs import kernels
+from solitaire_gym.envs import deal_lists, kernels
 from solitaire_gym.envs.observation import layout
 from solitaire_gym.errors import GameCodeError
 
@@ -43,7 +44,13 @@ def sample_deals(rng: np.random.Generator, n: int, split: str) -> np.ndarray:
 
 
 # ---- options -----------------------------------------------------------------------------------
-REWARD_MODES = {"app": kernels.REWARD_APP, "fair": kernels.REWARD_FAIR, "win": kernels.REWARD_WIN}
+REWARD_MODES = {
+    "app": kernels.REWARD_APP,
+    "fair": kernels.REWARD_FAIR,
+    "win": kernels.REWARD_WIN,
+    "foundation": kernels.REWARD_FOUNDATION,
+}
+DEAL_SOURCES = ("random", "solvable")
 ACTION_MODES = {"move": kernels.MODE_MOVE, "tap": kernels.MODE_TAP}
 # Fewest games for which a step runs on all cores (fewer run on one thread). Waking the threads
 # costs 60–70 µs with numba's omp layer as the package starts it (``engine/threads.py``) and
@@ -72,6 +79,8 @@ class EnvOptions:
     illegal_action: str = "penalty"
     illegal_penalty: float = 0.0
     split: str = "train"
+    win_bonus: float = 0.0
+    deals: str = "random"
 
     @classmethod
     def build(
@@ -87,6 +96,8 @@ class EnvOptions:
         illegal_action: str = "penalty",
         illegal_penalty: float = 0.0,
         split: str = "train",
+        win_bonus: float = 0.0,
+        deals: str = "random",
     ) -> EnvOptions:
         variant = Variant.from_names(game, draw=draw, scoring=scoring, cells=cells)
 
@@ -98,14 +109,34 @@ class EnvOptions:
         pick("action_mode", action_mode, ACTION_MODES)
         pick("illegal_action", illegal_action, ("penalty", "raise"))
         pick("split", split, SPLITS)
+        pick("deals", deals, DEAL_SOURCES)
         if not isinstance(undo, bool):
             raise ValueError(f"undo must be True or False, not {undo!r}")
-        penalty = float(illegal_penalty)
-        if not np.isfinite(penalty) or penalty < 0:
-            raise ValueError(
-                f"illegal_penalty must be a finite number >= 0, not {illegal_penalty!r}"
+
+        def amount(name: str, value: Any) -> float:
+            ok = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(
+                value, (bool, np.bool_)
             )
-        return cls(variant, reward_mode, action_mode, undo, illegal_action, penalty, split)
+            if not ok or not np.isfinite(value) or value < 0:
+                raise ValueError(f"{name} must be a finite number >= 0, not {value!r}")
+            return float(value)
+
+        penalty = amount("illegal_penalty", illegal_penalty)
+        bonus = amount("win_bonus", win_bonus)
+        if bonus and reward_mode != "foundation":
+            raise ValueError(
+                f"win_bonus is a part of reward_mode='foundation' only, not of {reward_mode!r}"
+            )
+        if deals == "solvable":
+            if split != "train":
+                raise ValueError(
+                    "deals='solvable' draws from a list of training deals: it cannot be combined "
+                    f"with split={split!r} (evaluation deals are drawn as they are)"
+                )
+            deal_lists.solvable_deals(variant)  # the list is shipped and readable
+        return cls(
+            variant, reward_mode, action_mode, undo, illegal_action, penalty, split, bonus, deals
+        )
 
 
 class EnvCore:
@@ -121,6 +152,10 @@ class EnvCore:
         self.num = num
         self.mode = ACTION_MODES[opts.action_mode]
         self.reward_mode = REWARD_MODES[opts.reward_mode]
+        self.n_piles = int(self.cfg[G_PILES])
+        self._solvable = (
+            deal_lists.solvable_deals(opts.variant) if opts.deals == "solvable" else None
+        )
         self.n_actions = kernels.n_env_actions(self.cfg, self.mode, opts.undo)
         self.n_base = self.n_actions - int(opts.undo)
         self.layout = layout(self.cfg)
@@ -147,6 +182,17 @@ class EnvCore:
         return spaces.Discrete(self.n_actions)
 
     # rows
+    def draw(self, rng: np.random.Generator, n: int) -> np.ndarray:
+        """``n`` deal numbers for games the env deals itself: from the split, or with
+        ``deals="solvable"`` from the shipped list of solvable training deals."""
+        if self._solvable is not None:
+            return self._solvable[rng.integers(0, self._solvable.size, size=n)]
+        return sample_deals(rng, n, self.opts.split)
+
+    def foundation_cards(self) -> np.ndarray:
+        """Cards on the foundations of every game, ``(num,)`` int64 (read from the engine)."""
+        return self.state.found[:, : self.n_piles].sum(axis=1, dtype=np.int64)
+
     def refresh(self, rows: np.ndarray, deals: np.ndarray | None = None) -> None:
         """Recompute the env buffers of ``rows``, dealing ``deals`` into them first if given."""
         args = (
@@ -166,7 +212,7 @@ class EnvCore:
         rows = np.asarray(rows, np.int64)
         dead = rows[(self.counts[rows] == 0) & ~self.won[rows]]
         while dead.size:
-            self.deal(dead, sample_deals(rng, dead.size, self.opts.split))
+            self.deal(dead, self.draw(rng, dead.size))
             dead = dead[(self.counts[dead] == 0) & ~self.won[dead]]
 
     def deal(self, rows: np.ndarray, deals: np.ndarray) -> None:
@@ -202,7 +248,7 @@ class EnvCore:
         if len(given) > 1:
             raise ValueError(f"reset options {given} conflict: give one of 'code', 'deal', 'state'")
         if not given:
-            return sample_deals(rng, n, self.opts.split)
+            return self.draw(rng, n)
         key = given[0]
         if key == "state":
             return options["state"]
@@ -265,7 +311,7 @@ class EnvCore:
             self.deals[redeal] = deals
         args = (
             self.state, self.cfg, self.mode, self.n_base, self.opts.undo,
-            self.reward_mode, self.opts.illegal_penalty, act, self._new_deals,
+            self.reward_mode, self.opts.illegal_penalty, self.opts.win_bonus, act, self._new_deals,
             self.rewards, self.reasons, self.engine_act, self.masks, self.counts, self.won,
             self.obs,
         )  # fmt: skip

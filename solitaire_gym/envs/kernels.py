@@ -25,7 +25,7 @@ from solitaire_gym.engine.scoring import score_delta
 from solitaire_gym.engine.shuffle import deal_into
 from solitaire_gym.engine.state import part_rows
 from solitaire_gym.engine.taps import WHERE_CELL, WHERE_WASTE, double_tap
-from solitaire_gym.engine.variants import G_COLS, L_CELLS, L_DRAW, L_N, L_STOCK
+from solitaire_gym.engine.variants import G_COLS, G_PILES, L_CELLS, L_DRAW, L_N, L_STOCK
 from solitaire_gym.envs.observation import observe
 
 MODE_MOVE = 0
@@ -34,6 +34,7 @@ MODE_TAP = 1
 REWARD_APP = 0
 REWARD_FAIR = 1
 REWARD_WIN = 2
+REWARD_FOUNDATION = 3
 
 ACT_UNDO = -2  # engine-side marker: the env's undo action
 ACT_NONE = -3  # engine-side marker: a tap that finds nothing
@@ -97,14 +98,26 @@ def env_mask(s, b: int, cfg: np.ndarray, mode: int, n_base: int, undo_on: bool, 
     return n
 
 
+@nb.njit(cache=True, inline="always")
+def foundation_cards(s, b: int, cfg: np.ndarray) -> int:
+    """Cards on the foundations of row ``b``."""
+    n = 0
+    for p in range(cfg[G_PILES]):
+        n += s.found[b, p]
+    return n
+
+
 @nb.njit(cache=True)
 def step_row(
-    s, b: int, cfg: np.ndarray, mode: int, n_base: int, reward_mode: int, penalty: float, a: int
-) -> tuple[float, int, int]:
-    """Play env action ``a`` in row ``b``. Returns (reward, reason, engine action)."""
+    s, b: int, cfg: np.ndarray, mode: int, n_base: int, reward_mode: int, penalty: float,
+    bonus: float, a: int,
+) -> tuple[float, int, int]:  # fmt: skip
+    """Play env action ``a`` in row ``b``. Returns (reward, reason, engine action). ``bonus``:
+    the win bonus of ``REWARD_FOUNDATION``."""
     e = to_engine(s, b, cfg, mode, n_base, a)
     before = s.score[b]
     was_won = is_won(s, b, cfg)
+    found_before = foundation_cards(s, b, cfg)
     if e == ACT_UNDO:
         if not undo(s, b, cfg):
             return -penalty, R_NOTHING_TO_UNDO, e
@@ -117,6 +130,18 @@ def step_row(
         play(s, b, cfg, e)
     if reward_mode == REWARD_WIN:
         return (1.0 if is_won(s, b, cfg) and not was_won else 0.0), 0, e
+    if reward_mode == REWARD_FOUNDATION:
+        # The change in the number of cards on the foundations (a take-back or an undo of a card
+        # put there counts -1), and the bonus when the game becomes won (taken back if an undo
+        # un-wins it): a potential, so an episode's rewards add up to its change in foundation
+        # cards (plus the bonus when it ends won), and no cycle gains anything.
+        reward = float(foundation_cards(s, b, cfg) - found_before)
+        won_now = is_won(s, b, cfg)
+        if won_now and not was_won:
+            reward += bonus
+        elif was_won and not won_now:
+            reward -= bonus
+        return reward, 0, e
     reward = float(s.score[b] - before)
     if reward_mode == REWARD_FAIR and e >= 0:
         # What the apps pay for leaving a place, the fair reward charges for entering it, so no
@@ -132,14 +157,14 @@ def step_row(
 
 @nb.njit(cache=True, inline="always")
 def _step_one(
-    s, b, cfg, mode, n_base, undo_on, reward_mode, penalty, act, deals,
+    s, b, cfg, mode, n_base, undo_on, reward_mode, penalty, bonus, act, deals,
     rewards, reasons, engine_act, masks, counts, won, obs,
 ):  # fmt: skip
     """Row ``b``: its action played (or a deal dealt), then its mask and observation."""
     if act[b] == ROW_DEAL:
         deal_into(s, b, cfg, np.uint64(deals[b]))
     if act[b] >= 0:
-        rw, rs, e = step_row(s, b, cfg, mode, n_base, reward_mode, penalty, act[b])
+        rw, rs, e = step_row(s, b, cfg, mode, n_base, reward_mode, penalty, bonus, act[b])
         rewards[b] = rw
         reasons[b] = rs
         engine_act[b] = e
@@ -153,19 +178,19 @@ def _step_one(
 
 @nb.njit(cache=True)
 def _step_range(
-    s, lo, hi, cfg, mode, n_base, undo_on, reward_mode, penalty, act, deals,
+    s, lo, hi, cfg, mode, n_base, undo_on, reward_mode, penalty, bonus, act, deals,
     rewards, reasons, engine_act, masks, counts, won, obs,
 ):  # fmt: skip
     for b in range(lo, hi):
         _step_one(
-            s, b, cfg, mode, n_base, undo_on, reward_mode, penalty, act, deals,
+            s, b, cfg, mode, n_base, undo_on, reward_mode, penalty, bonus, act, deals,
             rewards, reasons, engine_act, masks, counts, won, obs,
         )  # fmt: skip
 
 
 @nb.njit(cache=True, parallel=True)
 def step_rows(
-    state, cfg, mode, n_base, undo_on, reward_mode, penalty, act, deals,
+    state, cfg, mode, n_base, undo_on, reward_mode, penalty, bonus, act, deals,
     rewards, reasons, engine_act, masks, counts, won, obs, parts,
 ):  # fmt: skip
     """Step every row whose ``act`` is >= 0; a row with ``ROW_DEAL`` gets deal ``deals[b]``
@@ -180,7 +205,7 @@ def step_rows(
         lo, hi = part_rows(n, parts, t)
         owner = borrow(state)
         _step_range(
-            fields(owner), lo, hi, view(cfg), mode, n_base, undo_on, reward_mode, penalty,
+            fields(owner), lo, hi, view(cfg), mode, n_base, undo_on, reward_mode, penalty, bonus,
             view(act), view(deals), view(rewards), view(reasons), view(engine_act), view(masks),
             view(counts), view(won), view(obs),
         )  # fmt: skip
@@ -189,14 +214,14 @@ def step_rows(
 
 @nb.njit(cache=True)
 def step_rows_serial(
-    state, cfg, mode, n_base, undo_on, reward_mode, penalty, act, deals,
+    state, cfg, mode, n_base, undo_on, reward_mode, penalty, bonus, act, deals,
     rewards, reasons, engine_act, masks, counts, won, obs,
 ):  # fmt: skip
     """:func:`step_rows` on one thread: for small batches, where waking threads costs more."""
     owner = borrow(state)
     _step_range(
         fields(owner), 0, act.shape[0], view(cfg), mode, n_base, undo_on, reward_mode, penalty,
-        view(act), view(deals), view(rewards), view(reasons), view(engine_act), view(masks),
+        bonus, view(act), view(deals), view(rewards), view(reasons), view(engine_act), view(masks),
         view(counts), view(won), view(obs),
     )  # fmt: skip
     hold(owner)

@@ -62,6 +62,7 @@ from solitaire_gym.engine.variants import (
 
 DEPTH_SCALE = 32.0
 EMPTY_SCALE = 10.0
+HEIGHT_SCALE = 13.0
 ALL_FACES = np.uint64((1 << 52) - 1)
 ABSENT = -1  # offset of a feature the game does not have
 
@@ -69,7 +70,8 @@ ABSENT = -1  # offset of a feature the game does not have
 @nb.njit(cache=True, inline="always")
 def offsets(cfg: np.ndarray):
     """The layout of the module docstring as a tuple of offsets (``ABSENT`` for a feature the
-    game lacks): card row width, then the card columns foundation, waste, stock, cell (first),
+    game lacks): card row width, then the card columns t1 (first column), foundation, waste,
+    stock, cell (first),
     unseen, depth, down; then the pile block's parts column lengths (where the block starts),
     face-down counts, foundation heights, stock size, unseen stock, waste size, cell empty
     (first), empty columns; then the size. The one place where the layout is decided."""
@@ -77,7 +79,8 @@ def offsets(cfg: np.ndarray):
     cells = cfg[L_CELLS]  # 4 in Seahaven whatever the number in play: one layout per game
     stock = cfg[L_STOCK] != 0
     down = cfg[G_GAME] == DOUBLE
-    k = cols + 1
+    f_cols = 0
+    k = f_cols + cols + 1
     f_waste = k if stock else ABSENT
     f_stock = k + 1 if stock else ABSENT
     k += 2 if stock else 0
@@ -105,7 +108,7 @@ def offsets(cfg: np.ndarray):
     p_empty = q
     q += 1
     return (
-        width, cols, f_waste, f_stock, f_cell, f_unseen, f_depth, f_down,
+        width, f_cols, f_cols + cols, f_waste, f_stock, f_cell, f_unseen, f_depth, f_down,
         p_len, p_down, p_found, p_stock, p_unseen, p_waste, p_cell, p_empty, q,
     )  # fmt: skip
 
@@ -116,7 +119,8 @@ class Layout(NamedTuple):
     ``r * width + f``; pile features are absolute offsets."""
 
     width: int  # features per card row
-    found: int  # card columns: t1 … tC are 0 … C-1
+    columns: int  # card column of t1; t2 … tC follow
+    found: int
     waste: int
     stock: int
     cell: int  # c1; c2 … cK follow
@@ -154,7 +158,7 @@ def _row(seen0: np.uint64, seen1: np.uint64, decks: int, width: int, face: int):
 def observe(s, b: int, cfg: np.ndarray, out: np.ndarray) -> None:
     """Write row ``b``'s observation into ``out`` (1-D float32 of the layout's size)."""
     (
-        width, f_found, f_waste, f_stock, f_cell, f_unseen, f_depth, f_down,
+        width, f_cols, f_found, f_waste, f_stock, f_cell, f_unseen, f_depth, f_down,
         p_len, p_down, p_found, p_stock, p_unseen, p_waste, p_cell, p_empty, _,
     ) = offsets(cfg)  # fmt: skip
     # The state's arrays are read through locals: after every store into ``out`` the compiler
@@ -173,12 +177,13 @@ def observe(s, b: int, cfg: np.ndarray, out: np.ndarray) -> None:
     seen0 = np.uint64(0)
     seen1 = np.uint64(0)
     u_depth = np.uint64(f_depth)
+    u_cols = np.uint64(f_cols)
     # Loop bounds and the face-down count are read once: the compiler cannot tell that the
     # stores into ``out`` leave the state alone, so it would read them again after each store.
     for c in range(cfg[G_COLS]):
         h = np.int64(tab_len[b, c])
         down = np.int64(tab_down[b, c])
-        u_c = np.uint64(c)
+        u_c = u_cols + np.uint64(c)
         for i in range(np.int64(tab_unknown[b, c]), h):
             r, seen0, seen1 = _row(seen0, seen1, decks, width, tab[b, c, i])
             out[r + u_c] = 1.0
@@ -224,7 +229,7 @@ def observe(s, b: int, cfg: np.ndarray, out: np.ndarray) -> None:
         for c in range(cfg[G_COLS]):
             out[p_down + c] = tab_down[b, c] * (1.0 / DEPTH_SCALE)
     for p in range(cfg[G_PILES]):
-        out[p_found + p] = found[b, p] * (1.0 / 13.0)
+        out[p_found + p] = found[b, p] * (1.0 / HEIGHT_SCALE)
     if p_stock >= 0:
         per_card = 1.0 / n
         out[p_stock] = sl * per_card

@@ -10,7 +10,8 @@
 
 Same-step autoreset, as SB3 expects: when a game ends, ``infos[i]["terminal_observation"]`` holds
 its last observation, ``infos[i]["TimeLimit.truncated"]`` says whether the step limit ended it,
-and the returned observation is already the next game's. ``env_method("action_masks")`` returns
+``won``, ``code``, ``score`` and ``foundation_cards`` (cards on the foundations) describe its end,
+``episode`` holds its return and length, and the returned observation is already the next game's. ``env_method("action_masks")`` returns
 the whole ``(num_envs, n_actions)`` batch in one call.
 """
 
@@ -21,7 +22,7 @@ from typing import Any
 import numpy as np
 from stable_baselines3.common.vec_env import VecEnv
 
-from solitaire_gym.envs.core import DEFAULT_MAX_EPISODE_STEPS, EnvCore, EnvOptions, sample_deals
+from solitaire_gym.envs.core import DEFAULT_MAX_EPISODE_STEPS, EnvCore, EnvOptions
 
 
 class SB3VecEnv(VecEnv):
@@ -59,7 +60,7 @@ class SB3VecEnv(VecEnv):
         if self._seeds[0] is not None:
             self._rng = np.random.default_rng(self._seeds[0])
             self._seeds = [None] * self.num_envs
-        self._core.deal(self._all, sample_deals(self._rng, self.num_envs, self.options.split))
+        self._core.deal(self._all, self._core.draw(self._rng, self.num_envs))
         self._core.skip_dead_deals(self._all, self._rng)
         self._steps[:] = 0
         self._episode_return[:] = 0
@@ -91,6 +92,7 @@ class SB3VecEnv(VecEnv):
         ended = np.flatnonzero(dones)
         if ended.size:
             final_obs = core.obs[ended].copy()
+            found = core.foundation_cards()
             for j, r in enumerate(ended.tolist()):
                 infos[r] = {
                     "terminal_observation": final_obs[j],
@@ -98,9 +100,10 @@ class SB3VecEnv(VecEnv):
                     "won": bool(won[r]),
                     "code": core.codes[r],
                     "score": int(core.state.score[r]),
+                    "foundation_cards": int(found[r]),
                     "episode": {"r": float(self._episode_return[r]), "l": int(self._steps[r])},
                 }
-            core.deal(ended, sample_deals(self._rng, ended.size, self.options.split))
+            core.deal(ended, core.draw(self._rng, ended.size))
             core.skip_dead_deals(ended, self._rng)
             self._steps[ended] = 0
             self._episode_return[ended] = 0
@@ -140,3 +143,8 @@ class SB3VecEnv(VecEnv):
 
     def action_to_move(self, action: int) -> str:
         return self._core.action_to_move(action)
+
+    @property
+    def codes(self) -> np.ndarray:
+        """The game code of every env's current game (after an autoreset: the new game's)."""
+        return self._core.codes.copy()

@@ -48,8 +48,16 @@ class SolitaireEnv(gym.Env):
     loophole of the apps' tables, kept for fidelity (Seahaven's +5 for a card from a free cell to
     a column can be farmed the same way). ``"fair"``: the same, but a take-back costs what placing
     the card earned and a card put into a free cell costs what taking it out earns, so no cycle
-    gains anything. ``"win"``: 1 on the winning move.
+    gains anything. ``"win"``: 1 on the winning move. ``"foundation"``: +1 for each card put on a
+    foundation, −1 for each card taken back (by a move or an undo), plus ``win_bonus`` (default 0)
+    on the winning move. The compiled step computes it from the engine's foundation piles: an
+    episode's rewards add up to the cards on the foundations at its end (less those at its start,
+    0 for a new deal), plus ``win_bonus`` when it ends won, and no cycle of moves gains anything.
     An illegal action: reward ``-illegal_penalty`` (default 0).
+
+    ``info`` holds ``code``, ``score``, ``score_text``, ``moves``, ``foundation_cards`` (cards on
+    the foundations), ``action_mask``, ``won``, ``stuck`` and, after an illegal action,
+    ``illegal_move``: read these rather than decoding the observation.
 
     ## Episode End
     Terminated when the game is won or no legal move is left (``info["stuck"]``). Truncated by
@@ -61,8 +69,13 @@ class SolitaireEnv(gym.Env):
     Klondike games), ``scoring`` ("normal" or "vegas"; Double Solitaire), ``cells`` (4, 2 or 1;
     Seahaven), ``reward_mode``, ``action_mode``, ``undo``, ``illegal_action`` ("penalty": the
     position does not change and ``info["illegal_move"]`` holds the rule; "raise": raise
-    :class:`~solitaire_gym.IllegalMoveError`), ``illegal_penalty``, ``split`` ("train" or "eval":
-    which deal numbers a reset without options draws from; see ``envs/core.py``),
+    :class:`~solitaire_gym.IllegalMoveError`), ``illegal_penalty``, ``win_bonus`` (a number >= 0;
+    ``reward_mode="foundation"`` only), ``split`` ("train" or "eval": which deal numbers a reset
+    without options draws from; see ``envs/core.py``), ``deals`` ("random", default: any deal of
+    the split; "solvable": a deal drawn uniformly from the shipped list of training deals that
+    the solver proved solvable, for curricula and honest denominators; ``split="train"`` only;
+    how each list was made, with how many deals were tried and how many were solvable, is in
+    ``solitaire_gym/envs/deal_lists.py`` and ``solitaire_gym/data/solvable/index.json``),
     ``render_mode`` ("ansi": text; "rgb_array": an ``(H, W, 3)`` uint8 picture of constant size,
     needs the ``render`` extra).
 
@@ -165,6 +178,7 @@ class SolitaireEnv(gym.Env):
             "score": score,
             "score_text": score_text(score, self.options.variant.vegas),
             "moves": int(s.moves[0]),
+            "foundation_cards": int(self._core.foundation_cards()[0]),
             "action_mask": self._core.masks[0].copy(),
             "won": won,
             "stuck": (not won) and int(self._core.counts[0]) == 0,

@@ -9,7 +9,7 @@ from gymnasium.vector import VectorEnv
 from gymnasium.vector.utils import batch_space
 from gymnasium.vector.vector_env import AutoresetMode
 
-from solitaire_gym.envs.core import DEFAULT_MAX_EPISODE_STEPS, EnvCore, EnvOptions, sample_deals
+from solitaire_gym.envs.core import DEFAULT_MAX_EPISODE_STEPS, EnvCore, EnvOptions
 from solitaire_gym.envs.observation import Layout
 from solitaire_gym.rendering.ansi import board_text
 
@@ -21,8 +21,8 @@ class SolitaireVectorEnv(VectorEnv):
     ``max_episode_steps`` (default: the registered value of the game). Autoreset is
     ``AutoresetMode.NEXT_STEP``: the step after an episode ends resets that game (its action is
     ignored, reward 0). ``info`` holds arrays over the games: ``action_mask`` ``(n, N)`` int8,
-    ``code``, ``deal``, ``score``, ``moves``, ``won``, ``stuck``, ``illegal_move`` (the rule, or ""),
-    each with its ``_key`` presence mask. :meth:`action_masks` returns the ``(n, N)`` masks.
+    ``code``, ``deal``, ``score``, ``moves``, ``foundation_cards``, ``won``, ``stuck``,
+    ``illegal_move`` (the rule, or ""), each with its ``_key`` presence mask. :meth:`action_masks` returns the ``(n, N)`` masks.
     ``reset(options=...)`` takes ``{"code": [...]}`` or ``{"deal": [...]}`` (one per game) and
     ``"reset_mask"`` (which games to reset).
 
@@ -122,11 +122,7 @@ class SolitaireVectorEnv(VectorEnv):
             )
         self._act[:] = act
         resetting = self._all[self._needs_reset]
-        deals = (
-            sample_deals(self.np_random, resetting.size, self.options.split)
-            if resetting.size
-            else None
-        )
+        deals = self._core.draw(self.np_random, resetting.size) if resetting.size else None
         self._steps[resetting] = 0
         # Ended games are dealt anew, not stepped. With copy=True the kernel writes into buffers
         # nobody else holds, which are returned as they are: no copy after the step.
@@ -164,6 +160,7 @@ class SolitaireVectorEnv(VectorEnv):
             "deal": core.deals.copy(),
             "score": s.score.astype(np.int64),
             "moves": s.moves.astype(np.int64),
+            "foundation_cards": core.foundation_cards(),
             "won": core.won.copy(),
             "stuck": np.asarray(stuck, np.bool_).copy(),
             "illegal_move": texts,

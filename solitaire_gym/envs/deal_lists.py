@@ -1,0 +1,155 @@
+"""Shipped lists of training-split deals that the solver proved solvable (``deals="solvable"``).
+
+For each of the nine variants, ``solitaire_gym/data/solvable/<TAG>.npy`` holds the sorted deal
+numbers (int64) of the deals ``first … first + tried − 1`` of the training split that the solver
+called ``solvable`` within ``max_seconds`` each; ``index.json`` records, per variant, ``first``,
+``tried``, ``max_seconds`` and the count of each verdict (``solvable``, ``unsolvable``,
+``unknown``), so the share of solvable deals among those tried is known (an honest denominator).
+A deal the solver left undecided is not on the list, even if it could be won.
+
+In Solitaire Réfléchi and Double Solitaire the solver sees every card (face-down cards and the
+stock order included): ``solvable`` means a player who knew the whole deal could win it, an upper
+bound on what a player who sees only the information state can win. Seahaven Towers hides nothing.
+
+:func:`build_solvable` (``experiments/solvable_deals.py`` is its command) writes a list;
+:func:`solvable_deals` reads one (a plain ``.npy`` of integers: nothing is unpickled).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from solitaire_gym.engine.variants import MAX_DEAL, Variant
+from solitaire_gym.errors import SolitaireError
+
+DATA = Path(__file__).resolve().parent.parent / "data" / "solvable"
+INDEX = "index.json"
+TAGS = (
+    "DS1-D1N", "DS1-D1V", "DS1-D3N", "DS1-D3V",
+    "TF1-D1N", "TF1-D3N",
+    "SH1-C4", "SH1-C2", "SH1-C1",
+)  # fmt: skip
+"""The nine variants, each with a shipped list."""
+
+TRAIN_START = 2**20  # = envs.core.EVAL_SPLIT_END (not imported: core imports this module)
+
+
+class DealListError(SolitaireError):
+    """A shipped deal list that is missing or not what it should be."""
+
+
+def _index(data: Path) -> dict[str, Any]:
+    path = data / INDEX
+    if not path.exists():
+        return {}
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+@cache
+def _load(tag: str, data: str) -> np.ndarray:
+    path = Path(data) / f"{tag}.npy"
+    if not path.exists():
+        raise DealListError(
+            f"no list of solvable deals for {tag} ({path} is missing): build it with "
+            f"'python experiments/solvable_deals.py --variants {tag}'"
+        )
+    deals = np.load(path, allow_pickle=False)
+    if (
+        deals.ndim != 1
+        or deals.dtype != np.int64
+        or deals.size == 0
+        or deals.min() < TRAIN_START
+        or deals.max() > MAX_DEAL
+    ):
+        raise DealListError(
+            f"{path} is not a list of training-split deal numbers (1-D int64, "
+            f"{TRAIN_START} … {MAX_DEAL})"
+        )
+    deals.setflags(write=False)
+    return deals
+
+
+def solvable_deals(variant: Variant, data: str | os.PathLike[str] | None = None) -> np.ndarray:
+    """The shipped training-split deals of ``variant`` that the solver proved solvable: a
+    read-only, sorted int64 array (loaded once per process)."""
+    return _load(variant.tag, str(DATA if data is None else Path(data)))
+
+
+def solvable_info(variant: Variant, data: str | os.PathLike[str] | None = None) -> dict[str, Any]:
+    """How ``variant``'s list was made: ``first``, ``tried``, ``max_seconds``, the verdict counts
+    and the command (see the module docstring)."""
+    info = _index(DATA if data is None else Path(data)).get(variant.tag)
+    if info is None:
+        raise DealListError(f"no list of solvable deals for {variant.tag}")
+    return info
+
+
+def build_solvable(
+    variant: Variant,
+    tried: int,
+    *,
+    max_seconds: float,
+    first: int = TRAIN_START,
+    jobs: int | None = None,
+    work: str | os.PathLike[str] = "runs/solvable_deals",
+    data: str | os.PathLike[str] | None = None,
+    command: str = "",
+    progress: bool = True,
+    on_record: Callable[[dict[str, Any]], None] | None = None,
+) -> dict[str, Any]:
+    """Solve deals ``first … first + tried − 1`` of ``variant`` (``max_seconds`` each, ``jobs``
+    processes), keep the solver's records in ``work/<TAG>.jsonl`` (resumable: deals already
+    there are not solved again), and write the solvable ones to ``data/<TAG>.npy`` and their
+    summary to ``data/index.json``. Returns the summary. ``on_record`` sees each new record."""
+    from solitaire_gym.solver.batch import read_results, solve_many
+
+    if not isinstance(variant, Variant):
+        raise TypeError(f"variant must be a Variant, not {variant!r}")
+    if int(tried) < 1:
+        raise ValueError(f"tried must be 1 or more, not {tried!r}")
+    if int(first) < TRAIN_START or int(first) + int(tried) - 1 > MAX_DEAL:
+        raise ValueError(
+            f"deals {first} … {int(first) + int(tried) - 1} are not all in the training split "
+            f"({TRAIN_START} … {MAX_DEAL})"
+        )
+    if not max_seconds > 0:
+        raise ValueError(f"max_seconds must be positive, not {max_seconds!r}")
+    deals = range(int(first), int(first) + int(tried))
+    work = Path(work)
+    raw = work / f"{variant.tag}.jsonl"
+    for rec in solve_many(
+        variant, deals, max_seconds=max_seconds, jobs=jobs, out=raw, progress=progress
+    ):
+        if on_record is not None:
+            on_record(rec)
+    done = read_results(raw, variant)
+    recs = [done[d] for d in deals if d in done]
+    counts = {
+        v: sum(r["verdict"] == v for r in recs) for v in ("solvable", "unsolvable", "unknown")
+    }
+    good = np.array(sorted(r["deal"] for r in recs if r["verdict"] == "solvable"), np.int64)
+    times = sorted(r["seconds"] for r in recs)
+    out_dir = DATA if data is None else Path(data)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    np.save(out_dir / f"{variant.tag}.npy", good, allow_pickle=False)
+    summary = {
+        "first": int(first),
+        "tried": int(tried),
+        "max_seconds": float(max_seconds),
+        **counts,
+        "median_seconds": round(times[len(times) // 2], 4) if times else None,
+        "command": command,
+    }
+    index = _index(out_dir)
+    index[variant.tag] = summary
+    ordered = {t: index[t] for t in TAGS if t in index}
+    (out_dir / INDEX).write_text(json.dumps(ordered, indent=1) + "\n", encoding="utf-8")
+    _load.cache_clear()
+    return summary
