@@ -21,7 +21,8 @@ from typing import Any
 
 import yaml
 
-ALGORITHMS = ("maskable_ppo",)
+ALGORITHMS = ("maskable_ppo", "rllib_ppo")
+VECTORIZE = ("native", "sync")
 REWARD_MODES = ("foundation", "fair", "app", "win")
 ACTIVATIONS = ("tanh", "relu")
 GAMES = ("double_solitaire", "solitaire_reflechi", "seahaven_towers")
@@ -76,6 +77,12 @@ SCHEMA: dict[str, Any] = {
     "checkpoint": {
         "every_steps": (int, 100_000),
         "keep": (int, 3),
+    },
+    # rllib_ppo only (experiments/train_rllib.py): num_envs games per env runner, n_steps per
+    # game per runner make a rollout; runners 0 = sampling in the driver process.
+    "rllib": {
+        "num_env_runners": (int, 1),
+        "vectorize": (str, "native"),
     },
 }
 REQUIRED = ("name", "game", "total_timesteps")
@@ -173,6 +180,7 @@ def check_config(data: Any, where: str = "<dict>") -> TrainConfig:
         "algorithm": ALGORITHMS,
         "reward_mode": REWARD_MODES,
         "network.activation": ACTIVATIONS,
+        "rllib.vectorize": VECTORIZE,
     }
     for key, allowed_values in choices.items():
         section, _, name = key.rpartition(".")
@@ -194,6 +202,12 @@ def check_config(data: Any, where: str = "<dict>") -> TrainConfig:
             raise ConfigError(f"{where}: {key} must be positive, not {value!r}")
     if raw["win_bonus"] < 0:
         raise ConfigError(f"{where}: win_bonus must be >= 0, not {raw['win_bonus']!r}")
+    if raw["algorithm"] != "rllib_ppo":
+        if data.get("rllib") is not None:
+            raise ConfigError(f"{where}: the rllib section is for algorithm rllib_ppo only")
+        del raw["rllib"]  # an SB3 config stays what it was (a resumed run compares it)
+    elif raw["rllib"]["num_env_runners"] < 0:
+        raise ConfigError(f"{where}: rllib.num_env_runners must be 0 or more")
     if raw["max_episode_steps"] is not None and raw["max_episode_steps"] <= 0:
         raise ConfigError(f"{where}: max_episode_steps must be positive or null")
     if raw["ppo"]["batch_size"] > raw["ppo"]["n_steps"] * raw["num_envs"]:

@@ -10,7 +10,7 @@ that has ended stays as it is while the rest of its batch plays on (no autoreset
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
@@ -169,3 +169,17 @@ def _close(core: EnvCore, active, ends, steps, limit: int) -> None:
     ends[stuck] = "stuck"
     ends[trunc] = "truncated"
     active &= ~(won | stuck | trunc)
+
+
+def play_chunk(
+    deals: list[int], make_agent: Callable[[], Agent], game: str, options: dict | None, kwargs: dict
+) -> list[tuple[EpisodeResult, dict | None]]:
+    """One task of a distributed evaluation (``experiments/evaluate.py --ray``): a fresh agent
+    from ``make_agent`` plays ``deals`` (:func:`play_deals` with ``kwargs``); each result comes
+    with what the agent knows of its deal's solvability (``agent.verdicts``, the solver), else
+    None. Cut the deals at multiples of the batch size and the results are those of one
+    :func:`play_deals` call over all of them."""
+    agent = make_agent()
+    results = play_deals(agent, game, options, deals, **kwargs)
+    known = getattr(agent, "verdicts", None) or {}
+    return [(r, known.get(r.code)) for r in results]

@@ -7,6 +7,8 @@
         --verdicts runs/baselines/verdicts.json --out runs/ppo_sh
     python experiments/evaluate.py --policies "" --include runs/baselines --include runs/ppo_sh \\
         --out runs/all          # one table and plot from earlier runs (same deals)
+    python experiments/evaluate.py --policies random,greedy,solver --deals 100000 --ray auto \\
+        --out runs/big          # the deals in ranges on a Ray cluster: the same results
 
 Every policy plays the same deals ``0 … n−1`` of each variant (the evaluation split: no training
 game is dealt from it). Reports per variant and policy: wins, win rate with its 95% Wilson
@@ -37,6 +39,7 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 import argparse
 import csv
+import functools
 import json
 import shlex
 import sys
@@ -46,8 +49,13 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout
 
 from agents.base import RandomAgent
-from agents.play import VARIANTS, EpisodeResult, eval_deals, play_deals
+from agents.play import VARIANTS, EpisodeResult, eval_deals, play_chunk, play_deals
 from agents.stats import summarize
+from solitaire_gym.distributed import add_ray_argument
+
+BATCH = 256
+"""Games played together (``play_deals``' batch size); Ray tasks are cut at multiples of it, so
+that a sampling policy, whose generator restarts with every batch, plays the same games."""
 
 POLICY_ORDER = ("random", "greedy", "ppo", "solver")
 
@@ -71,7 +79,7 @@ def _ppo_specs(items: list[str]) -> list[tuple[str | None, str, Path]]:
     return out
 
 
-def make_agent(policy: str, game: str, options: dict, args, cache: dict):
+def make_agent(policy: str, game: str, options: dict, args, cache: dict, name: str = ""):
     if policy == "random":
         return RandomAgent(seed=args.seed)
     if policy == "greedy":
@@ -123,11 +131,62 @@ def _load_included(paths: list[str], deals: list[int]):
     return episodes, extras, verdicts
 
 
-def _verdict(agent, r) -> str:
-    known = agent.verdicts.get(r.code)
-    if known is not None:
-        return known["verdict"]
+def _verdict(known: dict, r) -> str:
+    k = known.get(r.code)
+    if k is not None:
+        return k["verdict"]
     return "unsolvable" if r.end == "stuck" and r.steps == 0 else "unknown"
+
+
+def _load_ppo(path: str, data: bytes, kwargs: dict):
+    """A MaskablePPOAgent from ``path``, or, where that path does not exist (another machine
+    of a cluster), from the checkpoint's bytes, shipped with the task."""
+    import tempfile
+
+    from agents.learned import MaskablePPOAgent
+
+    if Path(path).exists():
+        return MaskablePPOAgent.load(path, **kwargs)
+    with tempfile.TemporaryDirectory() as d:
+        local = Path(d) / Path(path).name
+        local.write_bytes(data)
+        return MaskablePPOAgent.load(local, **kwargs)
+
+
+def play(args, make, game: str, options: dict, deals: list[int], record) -> tuple[list, dict]:
+    """Every deal played by the agent that ``make()`` builds: here, or with ``--ray`` in
+    ranges of deals on Ray. Returns the results (in the order of ``deals``) and what the agent
+    learnt of each deal's solvability (the solver's verdicts, by code)."""
+    if args.ray is None:
+        agent = make()
+        results = play_deals(agent, game, options, deals, batch_size=BATCH, record=record)
+        return results, dict(getattr(agent, "verdicts", None) or {})
+    from solitaire_gym.distributed import chunk_size, chunks, cluster_cpus, connect, map_chunks
+
+    r = connect(args.ray, jobs=args.jobs)
+    size = args.chunk or chunk_size(len(deals), cluster_cpus(r))
+    kwargs = {"batch_size": BATCH, "record": sorted(record)}
+    bar = None
+    if not args.quiet:
+        from tqdm import tqdm
+
+        bar = tqdm(total=len(deals), desc=f"{game} {make.keywords.get('name', '')}".strip(),
+                   unit="deal", file=sys.stderr)  # fmt: skip
+    by_deal: dict[int, EpisodeResult] = {}
+    known: dict = {}
+    try:
+        for _part, out in map_chunks(play_chunk, chunks(deals, size, align=BATCH),
+                                     args=(make, game, options, kwargs), address=args.ray):  # fmt: skip
+            for res, k in out:
+                by_deal.setdefault(res.deal, res)
+                if k is not None:
+                    known[res.code] = k
+            if bar is not None:
+                bar.update(len(out))
+    finally:
+        if bar is not None:
+            bar.close()
+    return [by_deal[d] for d in deals], known
 
 
 def evaluate(args) -> dict:
@@ -221,23 +280,27 @@ def evaluate(args) -> dict:
             if kind == "ppo":
                 from agents.learned import CheckpointMismatch, MaskablePPOAgent
 
+                kw = {"game": game, "options": options, "name": name,
+                      "deterministic": args.deterministic, "seed": args.seed}  # fmt: skip
                 try:
-                    agent = MaskablePPOAgent.load(path, game=game, options=options, name=name,
-                                                  deterministic=args.deterministic,
-                                                  seed=args.seed)  # fmt: skip
+                    MaskablePPOAgent.load(path, **kw)  # refused here, before any task runs
                 except CheckpointMismatch as e:
                     raise SystemExit(f"evaluate.py: {e}") from None
+                data = path.read_bytes() if args.ray is not None else b""
+                make = functools.partial(_load_ppo, str(path), data, kw)
             else:
-                agent = make_agent(kind, game, options, args, solver_cache)
+                make = functools.partial(make_agent, kind, game, options, args, solver_cache,
+                                         name=name)  # fmt: skip
             t0 = time.time()
-            results = play_deals(agent, game, options, deals, record=record if have_traces else ())
+            results, known = play(args, make, game, options, deals,
+                                  record if have_traces else ())  # fmt: skip
             extra: dict = {"seconds": round(time.time() - t0, 1)}
             if kind == "ppo":
                 extra["checkpoint"] = str(path)
                 extra["trained_on"] = ppo_meta[path].get("variant")
                 extra["deterministic"] = bool(args.deterministic)
             if kind == "solver":
-                verdicts[tag] = {r.deal: _verdict(agent, r) for r in results}
+                verdicts[tag] = {r.deal: _verdict(known, r) for r in results}
                 extra["solver_budget"] = {"max_nodes": args.solver_nodes,
                                           "max_seconds": args.solver_seconds}  # fmt: skip
                 extra["verdicts"] = {v: sum(x == v for x in verdicts[tag].values())
@@ -439,13 +502,32 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-plots", action="store_true")
     p.add_argument("--torch-threads", type=int, default=1, help="for the PPO policies (default 1)")
     p.add_argument("--out", default="runs/evaluation", help="output folder")
+    add_ray_argument(p)
+    p.add_argument(
+        "--jobs",
+        type=int,
+        default=None,
+        help="with --ray and no address: the CPUs of the local Ray (default all)",
+    )
+    p.add_argument(
+        "--chunk",
+        type=int,
+        default=None,
+        help=f"with --ray: deals per task (rounded up to a multiple of {BATCH})",
+    )
+    p.add_argument("--quiet", action="store_true", help="no progress bar (with --ray)")
     return p  # fmt: skip
 
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
     args.argv = argv
+    if (args.jobs is not None and args.jobs < 1) or (args.chunk is not None and args.chunk < 1):
+        parser.error("--jobs and --chunk must be 1 or more")
+    if args.ray is None and (args.jobs is not None or args.chunk is not None):
+        parser.error("--jobs and --chunk go with --ray")
     import torch
 
     torch.set_num_threads(args.torch_threads)

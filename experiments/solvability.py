@@ -4,6 +4,7 @@ leaves undecided within a per-variant time budget.
     python experiments/solvability.py                       # 1000 deals of every variant
     python experiments/solvability.py --deals 200 --variants SH1-C4 SH1-C2
     python experiments/solvability.py --table-only          # rebuild the table from the results
+    python experiments/solvability.py --variants SH1-C4 --deals 100000 --ray   # on Ray
 
 Deals come from the evaluation split (deal numbers 1 … N, see ``solitaire_gym.envs.core``).
 Results go to ``experiments/results/solvability/<variant>.jsonl`` (one JSON line per deal,
@@ -18,13 +19,14 @@ Towers hides nothing: its figures are exact, up to the undecided deals.
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
 import math
-import os
 import statistics
 import sys
 from pathlib import Path
 
+from solitaire_gym.distributed import add_ray_argument
 from solitaire_gym.envs.core import EVAL_SPLIT_END
 from solitaire_gym.solver.batch import parse_variant, read_results, solve_many
 
@@ -61,10 +63,25 @@ def percentile(xs: list[float], q: float) -> float:
     return s[min(len(s) - 1, max(0, math.ceil(q / 100 * len(s)) - 1))]
 
 
+def prefix(done: dict[int, dict], n_deals: int) -> list[dict]:
+    """The records of deals 1 … k, the longest run of deals from 1 that are all in ``done`` (up
+    to ``n_deals``). A run that was stopped (Ray finishes ranges out of order) is counted up to
+    its first gap: the deals still in flight are the slow ones, and leaving them out would bias
+    the figures towards easy deals."""
+    recs = []
+    for d in range(1, n_deals + 1):
+        if d not in done:
+            break
+        recs.append(done[d])
+    return recs
+
+
 def table(rows: list[tuple[str, float, list[dict]]], n_deals: int) -> str:
+    short = any(len(recs) < n_deals for _, _, recs in rows)
     lines = [
-        f"Deals 1 … {n_deals} of the evaluation split; Réfléchi and Double Solitaire solved "
-        "thoughtfully (all cards known: an upper bound on winnability). Solvable fraction = "
+        f"Deals 1 … {n_deals} of the evaluation split"
+        + (" (fewer where the deals column says so: deals 1 … that many)" if short else "")
+        + "; Réfléchi and Double Solitaire solved thoughtfully (all cards known: an upper bound on winnability). Solvable fraction = "
         "solvable / deals, with its 95% Wilson interval; the unknown deals could go either way.",
         "",
         "| variant | budget | deals | solvable | unsolvable | unknown | solvable fraction "
@@ -87,21 +104,47 @@ def table(rows: list[tuple[str, float, list[dict]]], n_deals: int) -> str:
     return "\n".join(lines) + "\n"
 
 
+def write_verdicts(path: Path, recs: list[dict]) -> None:
+    """deal, verdict, nodes, seconds of each record, gzipped CSV (the per-deal JSON lines, with
+    their solutions, are too large to commit for big studies)."""
+    with gzip.open(path, "wt", encoding="ascii", newline="") as f:
+        f.write("deal,verdict,nodes,seconds\n")
+        for r in recs:
+            f.write(f"{r['deal']},{r['verdict']},{r['nodes']},{r['seconds']:.6f}\n")
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--deals", type=int, default=1000, help="deals 1 … N of each variant")
     ap.add_argument(
         "--variants", nargs="+", default=[v for v, _ in VARIANTS], help="e.g. SH1-C4 TF1-D3N"
     )
-    ap.add_argument("--jobs", type=int, default=os.cpu_count(), help="processes (default: all)")
+    ap.add_argument(
+        "--jobs",
+        type=int,
+        default=None,
+        help="processes (default: all); with --ray and no address, the CPUs of the local Ray",
+    )
+    add_ray_argument(ap)
+    ap.add_argument("--chunk", type=int, default=None, help="with --ray: deals per task")
+    ap.add_argument("--quiet", action="store_true", help="no progress bar")
     ap.add_argument(
         "--budget-scale", type=float, default=1.0, help="multiply every time budget by this"
     )
     ap.add_argument("--out-dir", type=Path, default=RESULTS)
     ap.add_argument("--table-only", action="store_true", help="only rebuild the table")
+    ap.add_argument(
+        "--verdicts-gz",
+        action="store_true",
+        help="also write <variant>-verdicts.csv.gz (deal, verdict, nodes, seconds)",
+    )
     args = ap.parse_args(argv)
     if not 1 <= args.deals < EVAL_SPLIT_END:
         ap.error(f"--deals must be 1 … {EVAL_SPLIT_END - 1} (the evaluation split)")
+    if args.jobs is not None and args.jobs < 1:
+        ap.error(f"--jobs must be 1 or more, not {args.jobs}")
+    if args.chunk is not None and (args.chunk < 1 or args.ray is None):
+        ap.error("--chunk is a number of deals (1 or more) per Ray task, with --ray")
     budgets = dict(VARIANTS)
     unknown = [v for v in args.variants if v not in budgets]
     if unknown:
@@ -115,11 +158,21 @@ def main(argv: list[str] | None = None) -> int:
         path = args.out_dir / f"{tag}.jsonl"
         if not args.table_only:
             print(f"{tag}: {budget:g} s per deal -> {path}", file=sys.stderr)
-            for _ in solve_many(variant, deals, max_seconds=budget, jobs=args.jobs, out=path):
+            for _ in solve_many(
+                variant,
+                deals,
+                max_seconds=budget,
+                jobs=args.jobs,
+                out=path,
+                ray=args.ray,
+                chunk=args.chunk,
+                progress=not args.quiet,
+            ):
                 pass
-        done = read_results(path, variant)
-        recs = [done[d] for d in deals if d in done]
+        recs = prefix(read_results(path, variant), args.deals)
         rows.append((tag, budget, recs))
+        if args.verdicts_gz:
+            write_verdicts(args.out_dir / f"{tag}-verdicts.csv.gz", recs)
     text = table(rows, args.deals)
     (args.out_dir / "table.md").write_text(text, encoding="utf-8")
     print(text)

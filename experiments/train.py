@@ -40,6 +40,10 @@ def main(argv: list[str] | None = None) -> int:
             from agents.config import check_config
 
             cfg = check_config(dict(cfg.raw, total_timesteps=args.timesteps), cfg.path)
+        if cfg.algorithm != "maskable_ppo":
+            raise ConfigError(
+                f"{cfg.path}: algorithm {cfg.algorithm} is trained by experiments/train_rllib.py"
+            )
         out = Path(args.out) if args.out else Path("runs") / cfg.name
         run = TrainRun(cfg, out, progress=not args.no_progress)
         final = run.train(restart=args.restart)

@@ -2,6 +2,7 @@
 
     solitaire-gym solve SH1-C4-AAAAAJ2 [--max-seconds 10]
     solitaire-gym solve --deals 1..1000 --game SH1-C4 --jobs 2 --out results.jsonl
+    solitaire-gym solve --deals 1..100000 --game SH1-C4 --ray auto --out results.jsonl
 
 Solitaire Réfléchi and Double Solitaire are solved "thoughtfully" (every card known); the output
 says so.
@@ -13,6 +14,7 @@ import argparse
 import statistics
 import sys
 
+from solitaire_gym.distributed import add_ray_argument
 from solitaire_gym.engine.variants import SEAHAVEN
 from solitaire_gym.solver.batch import parse_deals, parse_variant, solve_many
 from solitaire_gym.solver.search import DEFAULT_SECONDS, EXACT_NOTE, THOUGHTFUL_NOTE, solve
@@ -61,7 +63,20 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--json", action="store_true", help="print the result as one JSON line")
     p.add_argument("--deals", help="deal numbers to solve, e.g. 1..1000 or 1..10,20")
     p.add_argument("--game", help="game and options for --deals, e.g. SH1-C4, TF1-D3N, DS1-D1N")
-    p.add_argument("--jobs", type=_positive_int, default=None, help="processes (default: all)")
+    p.add_argument(
+        "--jobs",
+        type=_positive_int,
+        default=None,
+        help="processes (default: all); with --ray and no address, the CPUs of the local Ray",
+    )
+    add_ray_argument(p)
+    p.add_argument(
+        "--chunk",
+        type=_positive_int,
+        default=None,
+        help="with --ray: deals per task (default: about 8 tasks per CPU, at most 1000 deals "
+        "and 5 minutes of budget)",
+    )
     p.add_argument("--out", help="JSON-lines results file for --deals (appended, resumable)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument(
@@ -73,7 +88,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     seconds = DEFAULT_SECONDS if args.max_seconds is None else args.max_seconds
     if args.deals is None:
-        if args.code is None or args.game or args.out or args.jobs:
+        if args.code is None or args.game or args.out or args.jobs or args.ray or args.chunk:
             print(
                 "solitaire-gym solve: give a CODE, or --deals with --game and --out",
                 file=sys.stderr,
@@ -93,6 +108,9 @@ def run(args: argparse.Namespace) -> int:
     if args.code is not None or not args.game or not args.out:
         print("solitaire-gym solve: --deals needs --game and --out, and no CODE", file=sys.stderr)
         return 2
+    if args.chunk is not None and args.ray is None:
+        print("solitaire-gym solve: --chunk goes with --ray", file=sys.stderr)
+        return 2
     variant = parse_variant(args.game)
     deals = parse_deals(args.deals)
     note = EXACT_NOTE if variant.game == SEAHAVEN else THOUGHTFUL_NOTE
@@ -110,6 +128,8 @@ def run(args: argparse.Namespace) -> int:
         jobs=args.jobs,
         out=args.out,
         progress=not args.quiet,
+        ray=args.ray,
+        chunk=args.chunk,
     ):
         counts[rec["verdict"]] = counts.get(rec["verdict"], 0) + 1
         times.append(rec["seconds"])

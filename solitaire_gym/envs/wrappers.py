@@ -36,3 +36,35 @@ class RLlibMaskWrapper(gym.ObservationWrapper, gym.utils.RecordConstructorArgs):
             "observations": observation,
             "action_mask": self.env.get_wrapper_attr("action_masks")(),
         }
+
+
+class RLlibMaskVectorWrapper(gym.vector.VectorObservationWrapper):
+    """:class:`RLlibMaskWrapper` for the native vector env (``gym.make_vec``, or
+    :class:`~solitaire_gym.envs.vector_env.SolitaireVectorEnv`): every observation is
+    ``{"observations": (n, D) array, "action_mask": (n, N) int8 array}``, so that RLlib's env
+    runners step all their games in one compiled call (``gym_env_vectorize_mode=
+    "vector_entry_point"``).
+
+    >>> import gymnasium as gym, solitaire_gym
+    >>> env = RLlibMaskVectorWrapper(gym.make_vec("solitaire_gym/SeahavenTowers-v0", num_envs=3))
+    >>> obs, info = env.reset(seed=0)
+    >>> obs["observations"].shape[0], obs["action_mask"].shape
+    (3, (3, 1278))
+    """
+
+    def __init__(self, env: gym.vector.VectorEnv) -> None:
+        super().__init__(env)
+        n = int(env.single_action_space.n)
+        self.single_observation_space = spaces.Dict(
+            {
+                "observations": env.single_observation_space,
+                "action_mask": spaces.Box(0, 1, shape=(n,), dtype=np.int8),
+            }
+        )
+        self.observation_space = gym.vector.utils.batch_space(
+            self.single_observation_space, env.num_envs
+        )
+
+    def observations(self, observations: np.ndarray) -> dict[str, Any]:
+        # gymnasium's vector wrappers do not forward attributes: ask the vector env itself
+        return {"observations": observations, "action_mask": self.env.unwrapped.action_masks()}

@@ -1,6 +1,7 @@
 """Many deals on all cores, one JSON line per deal, resumable (``solitaire-gym solve --deals``).
 
-Each deal is one task of a process pool (a deal uses one core). Results are written as they come,
+Each deal is one task of a process pool (a deal uses one core), or, with ``ray``, ranges of deals
+are tasks of a Ray cluster (:mod:`solitaire_gym.distributed`). Results are written as they come,
 one line each (the :meth:`SolveResult.to_json` fields plus ``deal``), and flushed, so an
 interrupted run loses at most the deals in flight: run the same command again and the deals
 already in the file are skipped. A file that is not such a list of results is refused, naming the
@@ -10,7 +11,6 @@ line.
 from __future__ import annotations
 
 import json
-import multiprocessing as mp
 import os
 import re
 import sys
@@ -106,6 +106,16 @@ def _solve_one(task: tuple[str, float | None, int | None]) -> dict[str, Any]:
     return d
 
 
+def solve_deals(
+    deals: list[int], tag: str, max_seconds: float | None, max_nodes: int | None
+) -> list[dict[str, Any]]:
+    """The result records of ``deals`` of the variant ``tag``: one task of
+    :func:`solitaire_gym.distributed.run_deals` (a pool process or a Ray worker)."""
+    warm_up()
+    variant = parse_variant(tag)
+    return [_solve_one((variant.code(d), max_seconds, max_nodes)) for d in deals]
+
+
 def _init_worker() -> None:
     warm_up()
 
@@ -157,31 +167,44 @@ def solve_many(
     jobs: int | None = None,
     out: str | os.PathLike[str] | None = None,
     progress: bool = True,
+    ray: str | None = None,
+    chunk: int | None = None,
 ) -> Iterator[dict[str, Any]]:
-    """Solve ``deals`` of ``variant``, one process per core (``jobs``, default all); yield each
-    result record as it comes (in completion order) after appending it to ``out``. Deals already
-    in ``out`` are skipped (not yielded)."""
+    """Solve ``deals`` of ``variant``, one process per core (``jobs``, default all), or on Ray
+    (``ray``: an address, ``"local"`` for this machine; ``chunk`` deals per task, see
+    :mod:`solitaire_gym.distributed`); yield each result record as it comes (in completion
+    order) after appending it to ``out``. Deals already in ``out`` are skipped (not yielded).
+    Both paths give the same records (up to ``seconds``, and the verdicts of deals that reach
+    a time budget)."""
+    from solitaire_gym.distributed import check_address, run_deals
+
     deals = list(deals)
+    if ray is not None:
+        ray = check_address(ray)
+    jobs = None if jobs is None else int(jobs)
+    if jobs is not None and jobs < 1:
+        raise ValueError(f"jobs must be 1 or more, not {jobs}")
     done = read_results(out, variant) if out is not None else {}
     todo = [d for d in deals if d not in done]
-    jobs = (os.cpu_count() or 1) if jobs is None else int(jobs)
-    if jobs < 1:
-        raise ValueError(f"jobs must be 1 or more, not {jobs}")
-    tasks = [(variant.code(d), max_seconds, max_nodes) for d in todo]
-    bar = _Progress(len(tasks), variant.tag, progress)
+    bar = _Progress(len(todo), variant.tag, progress)
     counts = dict.fromkeys(VERDICTS, 0)
     fh = None
     if out is not None:
         Path(out).parent.mkdir(parents=True, exist_ok=True)
         fh = open(out, "a", encoding="utf-8")  # noqa: SIM115 (closed in finally)
-    pool = None
+    results = None
     try:
-        if jobs == 1 or len(tasks) <= 1:
-            warm_up()
-            results: Iterable[dict[str, Any]] = map(_solve_one, tasks)
-        else:
-            pool = mp.get_context("spawn").Pool(min(jobs, len(tasks)), initializer=_init_worker)
-            results = pool.imap_unordered(_solve_one, tasks, chunksize=1)
+        results = run_deals(
+            solve_deals,
+            todo,
+            args=(variant.tag, max_seconds, max_nodes),
+            ray=ray,
+            jobs=jobs,
+            chunk=chunk,
+            seconds_per_deal=max_seconds,
+            init=_init_worker,
+            key=lambda rec: rec["deal"],
+        )
         for rec in results:
             if fh is not None:
                 fh.write(json.dumps(rec, ensure_ascii=False, separators=(",", ":")) + "\n")
@@ -190,9 +213,8 @@ def solve_many(
             bar.update(" ".join(f"{k[:5]}={v}" for k, v in counts.items()))
             yield rec
     finally:
+        if results is not None:
+            results.close()  # stops the pool, or cancels the Ray tasks in flight
         bar.close()
-        if pool is not None:
-            pool.terminate()
-            pool.join()
         if fh is not None:
             fh.close()

@@ -1,0 +1,60 @@
+"""Train PPO with RLlib (new API stack, action masking) from a config:
+
+    python experiments/train_rllib.py configs/rllib_seahaven_c4.yaml
+    python experiments/train_rllib.py configs/rllib_seahaven_c4.yaml --ray auto   # a cluster
+
+The same outputs as ``experiments/train.py``, in ``--out`` (default ``runs/<config name>``):
+checkpoints (RLlib checkpoint folders), TensorBoard logs (``tensorboard --logdir runs``), periodic
+validation on the validation deals (``eval.csv``), training-episode statistics (``train.csv``)
+and where the time went (``timing.json``). Run the same command again to continue from the latest
+checkpoint; ``--restart`` starts over. See ``agents/rllib_training.py``.
+"""
+
+from __future__ import annotations
+
+import os
+
+# numba's and torch's OpenMP threads spin-wait between calls by default; when the env kernels and
+# the policy take turns in one process on few cores, that spinning starves the other side.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout
+
+from agents.config import ConfigError, check_config, load_config
+from solitaire_gym.distributed import add_ray_argument
+from solitaire_gym.errors import SolitaireError
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("config", help="a YAML config with algorithm: rllib_ppo (configs/)")
+    parser.add_argument("--out", help="run folder (default: runs/<config name>)")
+    parser.add_argument("--timesteps", type=int, help="override total_timesteps")
+    parser.add_argument("--restart", action="store_true", help="delete the run folder first")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    add_ray_argument(parser)
+    args = parser.parse_args(argv)
+    try:
+        cfg = load_config(args.config)
+        if args.timesteps is not None:
+            cfg = check_config(dict(cfg.raw, total_timesteps=args.timesteps), cfg.path)
+        from agents.rllib_training import RLlibRun
+
+        out = Path(args.out) if args.out else Path("runs") / cfg.name
+        run = RLlibRun(cfg, out, progress=not args.no_progress)
+        final = run.train(restart=args.restart, address=args.ray)
+    except (ConfigError, SolitaireError) as e:
+        print(f"train_rllib.py: {e}", file=sys.stderr)
+        return 2
+    print(f"checkpoint: {final}")
+    print(json.dumps(run.timing_report(), indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,211 @@
+"""Batch jobs on Ray (``solitaire_gym.distributed``): the same results as the process pool,
+worker processes killed mid-run, a stopped driver, corrupt resume files."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+ray = pytest.importorskip("ray", reason="the ray extra: pip install -e '.[ray]'")
+
+from solitaire_gym.distributed import (  # noqa: E402
+    RayError,
+    check_address,
+    chunk_size,
+    chunks,
+    run_deals,
+)
+from solitaire_gym.solver.batch import (  # noqa: E402
+    ResultsFileError,
+    parse_variant,
+    read_results,
+    solve_many,
+)
+
+TOKEN = f"solitaire-gym-test-{uuid.uuid4().hex}"
+ROOT = Path(__file__).resolve().parents[1]
+# A node budget (not seconds) makes every verdict reproducible; a few of these deals take
+# the whole budget, so a task runs long enough to be killed.
+BUDGET = {"max_seconds": None, "max_nodes": 20_000}
+GAME = "TF1-D1N"
+DEALS = list(range(1, 41))
+
+
+@pytest.fixture(scope="module")
+def local_ray():
+    """One local Ray for this module, whose processes carry TOKEN in their environment (so the
+    test kills only its own workers)."""
+    os.environ["SOLITAIRE_GYM_TEST_TOKEN"] = TOKEN
+    try:
+        ray.init(num_cpus=2, include_dashboard=False, object_store_memory=128 << 20)
+        yield ray
+    finally:
+        ray.shutdown()
+        os.environ.pop("SOLITAIRE_GYM_TEST_TOKEN", None)
+
+
+@pytest.fixture(scope="module")
+def reference():
+    """The records of DEALS solved here, one by one (the --jobs 1 path)."""
+    v = parse_variant(GAME)
+    return {r["deal"]: r for r in solve_many(v, DEALS, jobs=1, progress=False, **BUDGET)}
+
+
+def _same(rec: dict) -> dict:
+    """A record without what may differ between two runs: the time taken, and the time budget
+    (the command line always has one; with it, these deals still end on the node budget)."""
+    return {k: v for k, v in rec.items() if k not in ("seconds", "max_seconds")}
+
+
+def _lines(path: Path) -> list[dict]:
+    return [json.loads(x) for x in path.read_text().splitlines()]
+
+
+def test_addresses_and_chunks():
+    assert check_address(None) == "local" and check_address("auto") == "auto"
+    assert check_address("ray://head:10001") == "ray://head:10001"
+    for bad in ["", "ray://", "ray://head", "head:port", "héad:1", 5]:
+        with pytest.raises(RayError):
+            check_address(bad)
+    assert chunk_size(100_000, 2) == 1000
+    assert chunk_size(100, 2) == 7
+    assert chunk_size(10_000, 2, seconds_per_deal=10.0) == 30
+    parts = chunks(list(range(10)), 3, align=2)
+    assert parts == [[0, 1, 2, 3], [4, 5, 6, 7], [8, 9]]
+    with pytest.raises(ValueError):
+        chunks([1], 0)
+
+
+def test_ray_gives_the_records_of_the_process_pool(local_ray, reference, tmp_path):
+    v = parse_variant(GAME)
+    pool, on_ray = tmp_path / "pool.jsonl", tmp_path / "ray.jsonl"
+    list(solve_many(v, DEALS, jobs=2, out=pool, progress=False, **BUDGET))
+    got = list(solve_many(v, DEALS, ray="local", chunk=3, out=on_ray, progress=False, **BUDGET))
+    assert sorted(r["deal"] for r in got) == DEALS
+    for path in (pool, on_ray):
+        recs = _lines(path)
+        assert sorted(r["deal"] for r in recs) == DEALS  # each deal once
+        assert {r["deal"]: _same(r) for r in recs} == {d: _same(r) for d, r in reference.items()}
+    # resumed: nothing to do, nothing written
+    assert list(solve_many(v, DEALS, ray="local", out=on_ray, progress=False, **BUDGET)) == []
+    assert len(_lines(on_ray)) == len(DEALS)
+
+
+def _own_solver_workers() -> list[int]:
+    """Ray worker processes of this test that are running a solve task."""
+    pids = []
+    for p in Path("/proc").iterdir():
+        if not p.name.isdigit():
+            continue
+        try:
+            cmd = (p / "cmdline").read_bytes()
+            if not cmd.startswith(b"ray::solve_deals"):
+                continue
+            if TOKEN.encode() in (p / "environ").read_bytes():
+                pids.append(int(p.name))
+        except OSError:
+            continue
+    return pids
+
+
+def test_killed_worker_loses_and_repeats_no_deal(local_ray, reference, tmp_path):
+    v = parse_variant(GAME)
+    out = tmp_path / "killed.jsonl"
+    killed: list[int] = []
+    stop = threading.Event()
+
+    def killer():
+        while not stop.is_set() and not killed:
+            pids = _own_solver_workers()
+            if pids:
+                time.sleep(0.2)  # let it get into the task
+                try:
+                    os.kill(pids[0], signal.SIGKILL)
+                    killed.append(pids[0])
+                except ProcessLookupError:
+                    continue
+            time.sleep(0.05)
+
+    t = threading.Thread(target=killer, daemon=True)
+    t.start()
+    try:
+        recs = list(solve_many(v, DEALS, ray="local", chunk=4, out=out, progress=False, **BUDGET))
+    finally:
+        stop.set()
+        t.join()
+    assert killed, "no solver worker was found to kill"
+    assert sorted(r["deal"] for r in recs) == DEALS
+    lines = _lines(out)
+    assert sorted(r["deal"] for r in lines) == DEALS  # none lost, none twice
+    assert {r["deal"]: _same(r) for r in lines} == {d: _same(r) for d, r in reference.items()}
+
+
+def test_stopped_driver_resumes(reference, tmp_path):
+    out = tmp_path / "stopped.jsonl"
+    cmd = [sys.executable, "-m", "solitaire_gym.cli", "solve", "--deals", "1..40", "--game", GAME,
+           "--max-nodes", str(BUDGET["max_nodes"]), "--ray", "--jobs", "2", "--chunk", "2",
+           "--out", str(out), "--quiet"]  # fmt: skip
+    env = dict(os.environ, SOLITAIRE_GYM_TEST_TOKEN=TOKEN)
+    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 600
+    while time.monotonic() < deadline and proc.poll() is None:
+        if out.exists() and len(out.read_text().splitlines()) >= 6:
+            break
+        time.sleep(0.1)
+    assert proc.poll() is None, f"the run ended before it was stopped: {proc.stderr.read()}"
+    proc.send_signal(signal.SIGINT)
+    assert proc.wait(timeout=120) == 130
+    first = len(_lines(out))
+    assert 6 <= first < len(DEALS)
+    done = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    assert f"{len(DEALS) - first} deals solved now" in done.stdout
+    lines = _lines(out)
+    assert sorted(r["deal"] for r in lines) == DEALS
+    assert {r["deal"]: _same(r) for r in lines} == {d: _same(r) for d, r in reference.items()}
+
+
+def test_corrupt_resume_file_is_refused(tmp_path, capsys):
+    from solitaire_gym.cli import main as cli_main
+
+    out = tmp_path / "corrupt.jsonl"
+    good = '{"code":"SH1-C4-AAAAAAB","verdict":"solvable","deal":1,"solution":[]}\n'
+    out.write_text(good + "{not json\n" + good.replace("AAB", "AAC").replace(":1,", ":2,"))
+    before = out.read_bytes()
+    v = parse_variant("SH1-C4")
+    with pytest.raises(ResultsFileError, match="line 2"):
+        list(solve_many(v, [1, 2, 3], max_seconds=1.0, ray="local", out=out, progress=False))
+    args = ["solve", "--deals", "1..3", "--game", "SH1-C4", "--ray", "--out", str(out), "--quiet"]
+    assert cli_main(args) == 2
+    assert "line 2" in capsys.readouterr().err
+    assert out.read_bytes() == before  # refused, unchanged
+
+
+def test_bad_ray_arguments(tmp_path, capsys):
+    from solitaire_gym.cli import main as cli_main
+
+    out = tmp_path / "x.jsonl"
+    assert cli_main(["solve", "--deals", "1", "--game", "SH1-C4", "--out", str(out),
+                     "--ray", "nowhere"]) == 2  # fmt: skip
+    assert "Ray address 'nowhere'" in capsys.readouterr().err
+    assert cli_main(["solve", "--deals", "1", "--game", "SH1-C4", "--out", str(out),
+                     "--chunk", "3"]) == 2  # fmt: skip
+    assert cli_main(["solve", "SH1-C4-AAAAAAB", "--ray"]) == 2
+    assert not out.exists()
+
+
+def test_run_deals_without_ray_is_the_pool(tmp_path):
+    from solitaire_gym.solver.batch import solve_deals
+
+    recs = list(run_deals(solve_deals, [1, 2], args=("SH1-C4", 1.0, None), jobs=1))
+    assert [r["deal"] for r in recs] == [1, 2]
+    assert read_results(tmp_path / "none.jsonl") == {}
