@@ -12,7 +12,7 @@ $(BIN)/python:
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
 $(STAMP_DEV): pyproject.toml | $(BIN)/python
-	$(BIN)/pip install --quiet -e '.[dev,agents,render]'
+	$(BIN)/pip install --quiet -e '.[dev,agents,render,ray]'
 	touch $@
 
 $(STAMP_DEMO): pyproject.toml | $(BIN)/python
