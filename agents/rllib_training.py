@@ -44,94 +44,38 @@ VECTORIZE = {"native": "vector_entry_point", "sync": "sync"}
 
 
 # ---- the env -------------------------------------------------------------------------------------
-def _foundation(core) -> np.ndarray:
-    """Cards on the foundations of every game of an ``EnvCore`` (the engine's own count)."""
-    piles = 8 if core.variant.n_cards == 104 else 4
-    return core.state.found[:, :piles].sum(axis=1).astype(np.int64)
+class ScaledRewardVector(gym.vector.VectorWrapper):
+    """The env's reward (``foundation`` included: the compiled step computes it) times
+    ``scale``, as ``agents.training.TrainingReward`` does for SB3."""
 
-
-class TrainingRewardVector(gym.vector.VectorWrapper):
-    """The config's reward on the native vector env (as ``agents.training.TrainingReward`` does
-    for SB3): ``foundation`` is +1 per card put on a foundation, −1 per card taken back, plus
-    ``win_bonus`` on the winning move; other modes are the env's own. Scaled by ``scale``. The
-    step that resets an ended game (autoreset ``NEXT_STEP``) has reward 0."""
-
-    def __init__(self, env: gym.vector.VectorEnv, mode: str, win_bonus: float, scale: float):
+    def __init__(self, env: gym.vector.VectorEnv, scale: float):
         super().__init__(env)
-        self.mode = mode
-        self.win_bonus = float(win_bonus)
         self.scale = np.float32(scale)
-        self._core = env.unwrapped._core
-        self.level = np.zeros(env.num_envs, np.int64)
-        self.resetting = np.zeros(env.num_envs, bool)
-
-    def reset(self, **kwargs):
-        obs, info = self.env.reset(**kwargs)
-        self.level = _foundation(self._core)
-        self.resetting[:] = False
-        return obs, info
 
     def step(self, actions):
         obs, rewards, terminated, truncated, info = self.env.step(actions)
-        now = _foundation(self._core)
-        if self.mode == "foundation":
-            rewards = (now - self.level).astype(np.float32)
-            rewards[terminated & np.asarray(info["won"], bool)] += self.win_bonus
-        rewards = np.where(self.resetting, np.float32(0), rewards).astype(np.float32) * self.scale
-        info = dict(info, foundation=now, _foundation=np.ones(len(now), bool))
-        self.level = now
-        self.resetting = terminated | truncated
-        return obs, rewards, terminated, truncated, info
-
-
-class TrainingReward(gym.Wrapper):
-    """:class:`TrainingRewardVector` for one game (the ``sync`` comparison)."""
-
-    def __init__(self, env: gym.Env, mode: str, win_bonus: float, scale: float):
-        super().__init__(env)
-        self.mode = mode
-        self.win_bonus = float(win_bonus)
-        self.scale = float(scale)
-        self._core = env.unwrapped._core
-        self.level = 0
-
-    def reset(self, **kwargs):
-        obs, info = self.env.reset(**kwargs)
-        self.level = int(_foundation(self._core)[0])
-        return obs, info
-
-    def step(self, action):
-        obs, reward, terminated, truncated, info = self.env.step(action)
-        now = int(_foundation(self._core)[0])
-        if self.mode == "foundation":
-            reward = float(now - self.level) + (self.win_bonus if info.get("won") else 0.0)
-        self.level = now
-        return obs, float(reward) * self.scale, terminated, truncated, dict(info, foundation=now)
+        return obs, rewards * self.scale, terminated, truncated, info
 
 
 def make_env(env_config: dict) -> gym.Env | gym.vector.VectorEnv:
-    """The env of ``env_config`` (``game``, ``options``, ``max_episode_steps``, ``reward_mode``,
-    ``win_bonus``, ``reward_scale``): with ``num_envs`` (RLlib's ``vector_entry_point``) the
-    native vector env of that many games, else one game; either with RLlib's masked
-    observations and the training reward."""
+    """The env of ``env_config`` (``game``, ``options``, ``max_episode_steps``, ``reward``: the
+    env's reward arguments, ``reward_scale``): with ``num_envs`` (RLlib's
+    ``vector_entry_point``) the native vector env of that many games, else one game; either with
+    RLlib's masked observations and the scaled reward."""
     from solitaire_gym.envs import SolitaireVectorEnv
+    from solitaire_gym.envs.registration import ENV_IDS
     from solitaire_gym.envs.wrappers import RLlibMaskVectorWrapper, RLlibMaskWrapper
 
     c = dict(env_config)
-    mode = c.get("reward_mode", "foundation")
-    env_mode = "app" if mode == "foundation" else mode
-    opts = dict(c.get("options") or {}, reward_mode=env_mode)
-    bonus, scale = c.get("win_bonus", 10.0), c.get("reward_scale", 1.0)
+    kw = dict(c.get("options") or {}, **c.get("reward", {}))
+    scale = float(c.get("reward_scale", 1.0))
+    steps = c.get("max_episode_steps")
     if c.get("num_envs") is not None:
-        venv = SolitaireVectorEnv(
-            int(c["num_envs"]), c["game"], max_episode_steps=c.get("max_episode_steps"), **opts
-        )
-        return RLlibMaskVectorWrapper(TrainingRewardVector(venv, mode, bonus, scale))
-    from solitaire_gym.envs.registration import ENV_IDS
-
+        venv = SolitaireVectorEnv(int(c["num_envs"]), c["game"], max_episode_steps=steps, **kw)
+        return RLlibMaskVectorWrapper(ScaledRewardVector(venv, scale))
     env_id = next(i for i, (game, _) in ENV_IDS.items() if game == c["game"])
-    env = gym.make(env_id, max_episode_steps=c.get("max_episode_steps"), **opts)
-    return RLlibMaskWrapper(TrainingReward(env, mode, bonus, scale))
+    env = gym.make(env_id, max_episode_steps=steps, **kw)
+    return RLlibMaskWrapper(gym.wrappers.TransformReward(env, lambda r: r * scale))
 
 
 def register() -> None:
@@ -146,8 +90,7 @@ def env_config(cfg: TrainConfig) -> dict[str, Any]:
         "game": cfg.game,
         "options": dict(cfg.env_kwargs),
         "max_episode_steps": cfg.max_episode_steps,
-        "reward_mode": cfg.reward_mode,
-        "win_bonus": float(cfg.win_bonus),
+        "reward": cfg.env_reward_kwargs,
         "reward_scale": float(cfg.reward_scale),
     }
 
@@ -212,7 +155,7 @@ def _on_episode_end(*, episode, metrics_logger=None, **kwargs) -> None:
     if metrics_logger is not None:
         metrics_logger.log_value("solitaire/won", float(bool(info.get("won"))), reduce="mean")
         metrics_logger.log_value(
-            "solitaire/foundation", float(info.get("foundation", 0)), reduce="mean"
+            "solitaire/foundation", float(info.get("foundation_cards", 0)), reduce="mean"
         )
 
 

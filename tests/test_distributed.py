@@ -209,3 +209,31 @@ def test_run_deals_without_ray_is_the_pool(tmp_path):
     recs = list(run_deals(solve_deals, [1, 2], args=("SH1-C4", 1.0, None), jobs=1))
     assert [r["deal"] for r in recs] == [1, 2]
     assert read_results(tmp_path / "none.jsonl") == {}
+
+
+def _evaluate_module():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "evaluate_script", ROOT / "experiments" / "evaluate.py"
+    )
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_evaluate_on_ray_plays_the_same_games(local_ray, tmp_path):
+    evaluate = _evaluate_module()
+    common = ["--policies", "random,solver", "--variants", "SH1-C4", "--deals", "300",
+              "--solver-nodes", "3000", "--no-plots"]  # fmt: skip
+    here, there = tmp_path / "here", tmp_path / "ray"
+    assert evaluate.main([*common, "--out", str(here)]) == 0
+    # 300 deals in two tasks (256 + 44): a sampling policy restarts its generator each batch
+    assert evaluate.main([*common, "--out", str(there), "--ray", "--chunk", "1", "--quiet"]) == 0
+    assert (here / "episodes.csv").read_text() == (there / "episodes.csv").read_text()
+    assert (here / "verdicts.json").read_text() == (there / "verdicts.json").read_text()
+    a = json.loads((here / "results.json").read_text())["summaries"]
+    b = json.loads((there / "results.json").read_text())["summaries"]
+    for s in (*a["SH1-C4"].values(), *b["SH1-C4"].values()):
+        s.pop("seconds")
+    assert a == b
