@@ -1,11 +1,15 @@
-# Quickstart: `make demo` (the main job) and `make test` (the whole suite). Each sets up .venv.
+# Quickstart: `make demo` (the main job), `make test` (the whole suite, the docs site built
+# strictly) and `make docs` (the docs site, into site/). Each sets up .venv.
 PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP_DEV := $(VENV)/.installed-dev
 STAMP_DEMO := $(VENV)/.installed-demo
+STAMP_DOCS := $(VENV)/.installed-docs
+# mkdocs-material prints a banner about its successor on every build unless told not to
+MKDOCS := NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs
 
-.PHONY: demo test lint format bench clean
+.PHONY: demo test docs lint format bench clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -13,6 +17,10 @@ $(BIN)/python:
 
 $(STAMP_DEV): pyproject.toml | $(BIN)/python
 	$(BIN)/pip install --quiet -e '.[dev,agents,render,ray]'
+	touch $@
+
+$(STAMP_DOCS): pyproject.toml | $(BIN)/python
+	$(BIN)/pip install --quiet -e '.[docs,render]'
 	touch $@
 
 $(STAMP_DEMO): pyproject.toml | $(BIN)/python
@@ -24,10 +32,16 @@ $(STAMP_DEMO): pyproject.toml | $(BIN)/python
 demo: $(STAMP_DEMO)
 	$(BIN)/python experiments/demo.py --out runs/demo
 
-test: $(STAMP_DEV)
+# The docs are built after the tests, which have compiled the kernels that draw their pictures.
+test: $(STAMP_DEV) $(STAMP_DOCS)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/python -m pytest tests solitaire_gym docs README.md
+	$(MKDOCS) build --strict --quiet
+
+# The docs site into site/ (open site/index.html), warnings as errors, internal links checked.
+docs: $(STAMP_DOCS)
+	$(MKDOCS) build --strict
 
 lint: $(STAMP_DEV)
 	$(BIN)/ruff check --fix .
@@ -42,5 +56,5 @@ bench: $(STAMP_DEV)
 	$(BIN)/python benchmarks/bench_launch.py
 
 clean:
-	rm -rf $(VENV) build *.egg-info
+	rm -rf $(VENV) build site *.egg-info
 	find . -name __pycache__ -prune -exec rm -rf {} +
