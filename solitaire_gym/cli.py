@@ -6,6 +6,7 @@ import argparse
 import importlib
 import sys
 
+from solitaire_gym import __version__
 from solitaire_gym.commands import COMMANDS
 from solitaire_gym.errors import SolitaireError
 
@@ -15,6 +16,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="solitaire-gym",
         description="Double Solitaire, Solitaire Réfléchi and Seahaven Towers: solve, render, play.",
     )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name in COMMANDS:
         try:

@@ -5,7 +5,7 @@ the engine.
 >>> g.code
 'SH1-C4-AAAAAJ2'
 >>> g.legal_moves()[:3]
-['t10>c', 't1>c', 't1>t7']
+['t1>c', 't1>t7', 't2>c']
 >>> g.explain("t3>t5")
 'a card goes on a card of the same suit and one rank higher'
 >>> g.play("t1>t7"); g.moves
@@ -33,6 +33,12 @@ from solitaire_gym.errors import IllegalMoveError, MoveSyntaxError, UndoError
 from solitaire_gym.rendering.ansi import board_text
 
 _WHERE_RE = re.compile(r"^(?:(w)|([tc])([1-9]\d*))$")
+_DIGITS_RE = re.compile(r"(\d+)")
+
+
+def _natural_key(text: str) -> tuple:
+    """Sort key that compares the numbers in ``text`` as numbers (``t2`` before ``t10``)."""
+    return tuple(int(p) if p.isdigit() else p for p in _DIGITS_RE.split(text))
 
 
 class Game:
@@ -54,11 +60,14 @@ class Game:
         self._s: State = allocate(1, variant.n_cards, depth)
         self._scratch = np.empty(int(self._cfg[L_N]), np.int32)
         deal_into(self._s, 0, self._cfg, np.uint64(deal))
+        self._start_moves = 0  # the move counter when this object took over the game
+        self._dropped = False  # whether the undo history has let go of an action
 
     # ---- construction ------------------------------------------------------------------------
     @classmethod
     def from_code(cls, code: str, *, undo_depth: int | None = None) -> Game:
-        """A new game from a code such as ``"DS1-D1N-AAAAAAB"`` (any case, spaces ignored)."""
+        """A new game from a code such as ``"DS1-D1N-AAAAAAB"``: any case, and spaces (tabs,
+        line breaks) anywhere are ignored, so ``"sh1 - c4 - aaaaaj2"`` is ``"SH1-C4-AAAAAJ2"``."""
         variant, deal = parse_code(code)
         return cls(variant, deal, undo_depth=undo_depth)
 
@@ -85,6 +94,7 @@ class Game:
         variant, deal = position.variant_of(d)
         g = cls(variant, deal, undo_depth=undo_depth)
         position.from_dict(d, g._s, 0)
+        g._start_moves = g.moves
         return g
 
     def to_dict(self) -> dict[str, Any]:
@@ -143,17 +153,27 @@ class Game:
         return not self.won and len(self.legal_actions()) == 0
 
     @property
-    def undo_available(self) -> int:
+    def undo_available(self) -> bool:
+        """Whether :meth:`undo` has an action to undo (:attr:`undo_count`: how many)."""
+        return bool(self._s.hist_len[0] > 0)
+
+    @property
+    def undo_count(self) -> int:
+        """How many actions :meth:`undo` can still undo in a row."""
         return int(self._s.hist_len[0])
 
     # ---- moves -------------------------------------------------------------------------------
     def legal_actions(self) -> np.ndarray:
+        """The action ids (``engine/actions.py``) of the legal moves, ascending, as an ``int32``
+        array; :meth:`legal_moves` gives the same moves as text."""
         n = movegen.legal_actions(self._s, 0, self._cfg, self._scratch)
         return self._scratch[:n].copy()
 
     def legal_moves(self) -> list[str]:
-        """Every legal move once, sorted as strings."""
-        return sorted(actions.action_to_move(self._cfg, int(a)) for a in self.legal_actions())
+        """Every legal move once, in natural order: numbers compare as numbers, so ``t2>c``
+        comes before ``t10>c``."""
+        moves = (actions.action_to_move(self._cfg, int(a)) for a in self.legal_actions())
+        return sorted(moves, key=_natural_key)
 
     def action(self, move: str) -> int:
         """The action id of ``move`` (see ``engine/actions.py``); raises if it is not a move."""
@@ -195,6 +215,9 @@ class Game:
         on_plan = (
             plan is not None and plan[1][:1] == [self.move_text(a)] and plan[0] == self.to_dict()
         )
+        depth = self._s.hist.shape[1]
+        if depth and self._s.hist_len[0] == depth:
+            self._dropped = True  # the oldest action leaves the history
         play.play(self._s, 0, self._cfg, a)
         if plan is not None:
             self._plan = (self.to_dict(), plan[1][1:]) if on_plan else None
@@ -204,11 +227,13 @@ class Game:
         if not play.undo(self._s, 0, self._cfg):
             if self._s.hist.shape[1] == 0:
                 raise UndoError("undo is off for this game (undo_depth=0)")
-            if self.moves == 0:
+            if self._dropped:
+                raise UndoError(
+                    f"nothing left to undo (the app keeps the last {self._s.hist.shape[1]} actions)"
+                )
+            if self.moves == self._start_moves:
                 raise UndoError("nothing to undo: no move has been made")
-            raise UndoError(
-                f"nothing left to undo (the app keeps the last {self._s.hist.shape[1]} actions)"
-            )
+            raise UndoError("nothing left to undo: every move made has been undone")
 
     def hint(self, max_seconds: float | None = 2.0) -> str | None:
         """The next move of a solution from this position (the solver, ``solitaire_gym.solver``),

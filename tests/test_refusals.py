@@ -41,7 +41,7 @@ def test_reason_texts():
 def assert_refused(g, move, reason):
     """``move`` is refused with ``reason``, and the refusal changes nothing."""
     before = copy.deepcopy(g.to_dict())
-    moves, score, legal, undo = g.moves, g.score, g.legal_moves(), g.undo_available
+    moves, score, legal, undo = g.moves, g.score, g.legal_moves(), g.undo_count
     assert g.explain(move) == reason
     assert not g.is_legal(move)
     assert move not in legal
@@ -52,7 +52,7 @@ def assert_refused(g, move, reason):
     assert g.moves == moves
     assert g.score == score
     assert g.legal_moves() == legal
-    assert g.undo_available == undo
+    assert g.undo_count == undo
 
 
 # ---- an empty column accepts only a King, in all three games -------------------------------------

@@ -237,11 +237,15 @@ _OPTIONS_RE = {
 }
 
 
+_BLANKS_RE = re.compile(r"[ \t\r\n]+")
+
+
 def parse_code(code: str) -> tuple[Variant, int]:
-    """Split a game code into its variant and deal number, naming the faulty part on error."""
+    """Split a game code into its variant and deal number, naming the faulty part on error.
+    Any case; spaces, tabs and line breaks anywhere are ignored (``"sh1 - c4 - aaaaaj2"``)."""
     if not isinstance(code, str):
         raise GameCodeError(f"a game code is a string, not {type(code).__name__}")
-    text = code.strip().upper()
+    text = _BLANKS_RE.sub("", code).upper()
     if not text:
         raise GameCodeError("empty game code: expected e.g. 'SH1-C4-AAAAAJ2'")
     parts = text.split("-")

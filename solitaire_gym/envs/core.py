@@ -5,6 +5,8 @@ observations) stepped by ``kernels.step_rows``.
 
 from __future__ import annotations
 
+import difflib
+import inspect
 import sys
 from dataclasses import dataclass
 from typing import Any
@@ -98,7 +100,10 @@ class EnvOptions:
         split: str = "train",
         win_bonus: float = 0.0,
         deals: str = "random",
+        **unknown: Any,
     ) -> EnvOptions:
+        if unknown:
+            raise TypeError(unknown_option_message(sorted(unknown)[0]))
         variant = Variant.from_names(game, draw=draw, scoring=scoring, cells=cells)
 
         def pick(name: str, value: Any, allowed) -> None:
@@ -137,6 +142,26 @@ class EnvOptions:
         return cls(
             variant, reward_mode, action_mode, undo, illegal_action, penalty, split, bonus, deals
         )
+
+
+ENV_ARGUMENTS = ("render_mode", "max_episode_steps")
+"""Arguments the envs take besides :meth:`EnvOptions.build`'s (the vector env also ``num_envs``
+and ``copy``)."""
+
+
+def option_names() -> list[str]:
+    """Every keyword an env takes: :meth:`EnvOptions.build`'s, read from its signature, and
+    :data:`ENV_ARGUMENTS`."""
+    params = inspect.signature(EnvOptions.build).parameters.values()
+    names = [p.name for p in params if p.kind is not inspect.Parameter.VAR_KEYWORD]
+    return [*names, *ENV_ARGUMENTS]
+
+
+def unknown_option_message(name: str) -> str:
+    valid = option_names()
+    close = difflib.get_close_matches(name, valid, n=1)
+    hint = f" (did you mean {close[0]!r}?)" if close else ""
+    return f"unknown env option {name!r}{hint}; the options are: {', '.join(valid)}"
 
 
 class EnvCore:

@@ -113,20 +113,21 @@ def step_row(
     bonus: float, a: int,
 ) -> tuple[float, int, int]:  # fmt: skip
     """Play env action ``a`` in row ``b``. Returns (reward, reason, engine action). ``bonus``:
-    the win bonus of ``REWARD_FOUNDATION``."""
+    the win bonus of ``REWARD_FOUNDATION``. A refused action pays ``0.0 - penalty`` (+0.0, not
+    -0.0, when the penalty is 0)."""
     e = to_engine(s, b, cfg, mode, n_base, a)
     before = s.score[b]
     was_won = is_won(s, b, cfg)
     found_before = foundation_cards(s, b, cfg)
     if e == ACT_UNDO:
         if not undo(s, b, cfg):
-            return -penalty, R_NOTHING_TO_UNDO, e
+            return 0.0 - penalty, R_NOTHING_TO_UNDO, e
     elif e == ACT_NONE:
-        return -penalty, R_BAD_ACTION, e
+        return 0.0 - penalty, R_BAD_ACTION, e
     else:
         r = check_move(s, b, cfg, e)
         if r != 0:
-            return -penalty, r, e
+            return 0.0 - penalty, r, e
         play(s, b, cfg, e)
     if reward_mode == REWARD_WIN:
         return (1.0 if is_won(s, b, cfg) and not was_won else 0.0), 0, e

@@ -22,5 +22,7 @@ def register_envs() -> None:
             entry_point="solitaire_gym.envs.solitaire_env:SolitaireEnv",
             vector_entry_point="solitaire_gym.envs.vector_env:SolitaireVectorEnv",
             max_episode_steps=DEFAULT_MAX_EPISODE_STEPS[prefix],
-            kwargs={"game": game},
+            # TimeLimit (above) counts the steps; the env gets no limit of its own. The vector
+            # entry point reads None as the game's default.
+            kwargs={"game": game, "max_episode_steps": None},
         )

@@ -8,7 +8,7 @@ import gymnasium as gym
 import numpy as np
 
 from solitaire_gym.engine.scoring import score_text
-from solitaire_gym.envs.core import EnvCore, EnvOptions
+from solitaire_gym.envs.core import DEFAULT_MAX_EPISODE_STEPS, EnvCore, EnvOptions
 from solitaire_gym.envs.observation import Layout
 from solitaire_gym.errors import IllegalMoveError
 from solitaire_gym.rendering.ansi import board_text
@@ -40,6 +40,10 @@ class SolitaireEnv(gym.Env):
     ## Legal Actions Mask
     :meth:`action_masks` (what sb3-contrib's MaskablePPO calls) and ``info["action_mask"]``:
     int8 of length N, so ``action_space.sample(mask)`` works. Never all zero before the end.
+    ``gym.make`` returns the env inside Gymnasium's wrappers (``TimeLimit`` …), which do not
+    pass methods through: call ``env.get_wrapper_attr("action_masks")()`` (works through any
+    wrappers) or ``env.unwrapped.action_masks()``, or read ``info["action_mask"]``. The same
+    holds for :meth:`action_to_move`, :meth:`move_to_action`, :attr:`code` and :attr:`obs_layout`.
 
     ## Rewards
     ``reward_mode="app"`` (default): the change in the app's score (Vegas: dollars). The apps give
@@ -55,14 +59,21 @@ class SolitaireEnv(gym.Env):
     0 for a new deal), plus ``win_bonus`` when it ends won, and no cycle of moves gains anything.
     An illegal action: reward ``-illegal_penalty`` (default 0).
 
-    ``info`` holds ``code``, ``score``, ``score_text``, ``moves``, ``foundation_cards`` (cards on
-    the foundations), ``action_mask``, ``won``, ``stuck`` and, after an illegal action,
-    ``illegal_move``: read these rather than decoding the observation.
-
     ## Episode End
-    Terminated when the game is won or no legal move is left (``info["stuck"]``). Truncated by
-    ``max_episode_steps`` (registered defaults: Double Solitaire 2000, Solitaire Réfléchi 1000,
-    Seahaven Towers 500 steps).
+    Terminated when the game is won or no legal move is left (``info["stuck"]``). Truncated after
+    ``max_episode_steps`` steps (defaults: Double Solitaire 2000, Solitaire Réfléchi 1000,
+    Seahaven Towers 500). ``gym.make`` applies the limit with Gymnasium's ``TimeLimit`` wrapper
+    (``gym.make(id, max_episode_steps=n)`` changes it) and builds the env with
+    ``max_episode_steps=None``: no limit of its own. Built directly, ``SolitaireEnv(...)`` counts
+    the steps itself: ``max_episode_steps`` (default ``"default"``: the game's default above; an
+    integer; None: no limit).
+
+    ## Info
+    Every step and reset: ``code``, ``deal`` (the deal number), ``score``, ``score_text`` (as the
+    app shows it: ``"$52"`` in Vegas scoring), ``moves``, ``foundation_cards`` (cards on the
+    foundations), ``action_mask``, ``won``, ``stuck``; after a refused action also
+    ``illegal_move`` (the rule, in words). Read these rather than decoding the observation. The
+    vector env's ``info`` has the same keys, as arrays over its games.
 
     ## Arguments
     ``game`` ("double_solitaire", "solitaire_reflechi", "seahaven_towers"), ``draw`` (1 or 3;
@@ -76,7 +87,7 @@ class SolitaireEnv(gym.Env):
     the solver proved solvable, for curricula and honest denominators; ``split="train"`` only;
     how each list was made, with how many deals were tried and how many were solvable, is in
     ``solitaire_gym/envs/deal_lists.py`` and ``solitaire_gym/data/solvable/index.json``),
-    ``render_mode`` ("ansi": text; "rgb_array": an ``(H, W, 3)`` uint8 picture of constant size,
+    ``max_episode_steps`` (above), ``render_mode`` ("ansi": text; "rgb_array": an ``(H, W, 3)`` uint8 picture of constant size,
     needs the ``render`` extra).
 
     ``reset(seed=..., options={"code": "..."} | {"deal": n} | {"state": Game.to_dict()})``.
@@ -95,13 +106,31 @@ class SolitaireEnv(gym.Env):
     metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}
 
     def __init__(
-        self, game: str = "seahaven_towers", *, render_mode: str | None = None, **kwargs: Any
+        self,
+        game: str = "seahaven_towers",
+        *,
+        render_mode: str | None = None,
+        max_episode_steps: int | str | None = "default",
+        **kwargs: Any,
     ):
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(
                 f"render_mode={render_mode!r} is not one of {self.metadata['render_modes']}"
             )
         self.options = EnvOptions.build(game, **kwargs)
+        if isinstance(max_episode_steps, str) and max_episode_steps == "default":
+            max_episode_steps = DEFAULT_MAX_EPISODE_STEPS[self.options.variant.prefix]
+        if max_episode_steps is not None and (
+            not isinstance(max_episode_steps, (int, np.integer))
+            or isinstance(max_episode_steps, bool)
+            or max_episode_steps < 1
+        ):
+            raise ValueError(
+                "max_episode_steps must be a positive integer, None (no limit) or 'default', "
+                f"not {max_episode_steps!r}"
+            )
+        self.max_episode_steps = None if max_episode_steps is None else int(max_episode_steps)
+        self._steps = 0
         self.render_mode = render_mode
         self._core = EnvCore(self.options, 1)
         self.observation_space = self._core.observation_space()
@@ -121,6 +150,7 @@ class SolitaireEnv(gym.Env):
             if not options:
                 self._core.skip_dead_deals(self._rows, self.np_random)
         self._started = True
+        self._steps = 0
         return self._core.obs[0].copy(), self._info()
 
     def step(self, action):
@@ -134,10 +164,15 @@ class SolitaireEnv(gym.Env):
             if self.options.illegal_action == "raise":
                 raise IllegalMoveError(info["illegal_move"])
         terminated = bool(info["won"] or info["stuck"])
-        return self._core.obs[0].copy(), float(self._core.rewards[0]), terminated, False, info
+        self._steps += 1
+        limit = self.max_episode_steps
+        truncated = not terminated and limit is not None and self._steps >= limit
+        return self._core.obs[0].copy(), float(self._core.rewards[0]), terminated, truncated, info
 
     def action_masks(self) -> np.ndarray:
-        """int8 mask of the legal actions (for MaskablePPO)."""
+        """int8 mask of the legal actions (for MaskablePPO). On an env from ``gym.make``:
+        ``env.get_wrapper_attr("action_masks")()`` or ``env.unwrapped.action_masks()`` (the
+        wrappers do not pass methods through)."""
         return self._core.masks[0].copy()
 
     def action_to_move(self, action: int) -> str:
@@ -175,6 +210,7 @@ class SolitaireEnv(gym.Env):
         score = int(s.score[0])
         return {
             "code": self._core.codes[0],
+            "deal": int(self._core.deals[0]),
             "score": score,
             "score_text": score_text(score, self.options.variant.vegas),
             "moves": int(s.moves[0]),

@@ -9,6 +9,7 @@ from gymnasium.vector import VectorEnv
 from gymnasium.vector.utils import batch_space
 from gymnasium.vector.vector_env import AutoresetMode
 
+from solitaire_gym.engine.scoring import score_text
 from solitaire_gym.envs.core import DEFAULT_MAX_EPISODE_STEPS, EnvCore, EnvOptions
 from solitaire_gym.envs.observation import Layout
 from solitaire_gym.rendering.ansi import board_text
@@ -21,8 +22,11 @@ class SolitaireVectorEnv(VectorEnv):
     ``max_episode_steps`` (default: the registered value of the game). Autoreset is
     ``AutoresetMode.NEXT_STEP``: the step after an episode ends resets that game (its action is
     ignored, reward 0). ``info`` holds arrays over the games: ``action_mask`` ``(n, N)`` int8,
-    ``code``, ``deal``, ``score``, ``moves``, ``foundation_cards``, ``won``, ``stuck``,
-    ``illegal_move`` (the rule, or ""), each with its ``_key`` presence mask. :meth:`action_masks` returns the ``(n, N)`` masks.
+    ``code``, ``deal``, ``score``, ``score_text``, ``moves``, ``foundation_cards``, ``won``,
+    ``stuck``, each with its ``_key`` presence mask (all True), and, when some game's action was
+    refused, ``illegal_move`` (the rule; None for the other games) with ``_illegal_move`` marking
+    the refused ones: the keys of :class:`SolitaireEnv`'s ``info``, batched as Gymnasium's own
+    vector envs batch them. :meth:`action_masks` returns the ``(n, N)`` masks.
     ``reset(options=...)`` takes ``{"code": [...]}`` or ``{"deal": [...]}`` (one per game) and
     ``"reset_mask"`` (which games to reset).
 
@@ -85,7 +89,8 @@ class SolitaireVectorEnv(VectorEnv):
         self._all = np.arange(self.num_envs, dtype=np.int64)
         self._act = np.zeros(self.num_envs, np.int64)
         self._started = False
-        self._no_text = np.full(self.num_envs, "", dtype=object)
+        self._no_text = np.full(self.num_envs, None, dtype=object)
+        self._text_table: tuple[int, np.ndarray] = (0, np.empty(0, dtype=object))
 
     def reset(self, *, seed: int | list[int] | None = None, options: dict | None = None):
         if isinstance(seed, (list, tuple)):
@@ -102,6 +107,7 @@ class SolitaireVectorEnv(VectorEnv):
         if isinstance(deals, dict):
             raise ValueError("the vector env takes 'code' or 'deal' options, not 'state'")
         self._core.deal(rows, deals)
+        self._core.reasons[rows] = 0  # a refusal before the reset is not this episode's
         if not ({"code", "deal"} & set(options)):
             self._core.skip_dead_deals(rows, self.np_random)
         self._steps[rows] = 0
@@ -151,24 +157,41 @@ class SolitaireVectorEnv(VectorEnv):
         if stuck is None:
             stuck = ~core.won & (core.counts == 0)
         illegal = core.reasons != 0
-        texts = self._no_text.copy()  # a copy of an object array: 4x faster than np.full
-        for r in np.flatnonzero(illegal).tolist():
-            texts[r] = core.refusal(r)
+        score = s.score.astype(np.int64)
         info = {
             "action_mask": core.masks,
             "code": core.codes.copy(),
             "deal": core.deals.copy(),
-            "score": s.score.astype(np.int64),
+            "score": score,
+            "score_text": self._score_texts(score),
             "moves": s.moves.astype(np.int64),
             "foundation_cards": core.foundation_cards(),
             "won": core.won.copy(),
             "stuck": np.asarray(stuck, np.bool_).copy(),
-            "illegal_move": texts,
         }
         everyone = np.ones(self.num_envs, np.bool_)
         for key in list(info):
-            info["_" + key] = illegal.copy() if key == "illegal_move" else everyone
+            info["_" + key] = everyone
+        refused = np.flatnonzero(illegal).tolist()
+        if refused:
+            texts = self._no_text.copy()
+            for r in refused:
+                texts[r] = core.refusal(r)
+            info["illegal_move"] = texts
+            info["_illegal_move"] = illegal.copy()
         return info
+
+    def _score_texts(self, score: np.ndarray) -> np.ndarray:
+        """``score_text`` of every game, from a table of the texts of a range of scores (one
+        lookup per step, not one Python call per game), widened when a score falls outside."""
+        lo, hi = int(score.min()), int(score.max()) + 1
+        first, table = self._text_table
+        if lo < first or hi > first + len(table):
+            lo, hi = min(lo, first), max(hi, first + len(table))
+            vegas = self.options.variant.vegas
+            table = np.array([score_text(v, vegas) for v in range(lo, hi)], dtype=object)
+            self._text_table = first, table = lo, table
+        return table[score - first]
 
     def action_masks(self) -> np.ndarray:
         return self._core.masks.copy()
