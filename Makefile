@@ -15,16 +15,21 @@ $(BIN)/python:
 	$(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
+# Setup ends with `solitaire-gym warmup`: every numba kernel compiled now (a few minutes on 2
+# cores), so that no first call waits for the compiler later.
 $(STAMP_DEV): pyproject.toml | $(BIN)/python
 	$(BIN)/pip install --quiet -e '.[dev,agents,render,ray]'
+	$(BIN)/solitaire-gym warmup
 	touch $@
 
 $(STAMP_DOCS): pyproject.toml | $(BIN)/python
 	$(BIN)/pip install --quiet -e '.[docs,render]'
+	$(BIN)/solitaire-gym warmup
 	touch $@
 
 $(STAMP_DEMO): pyproject.toml | $(BIN)/python
 	$(BIN)/pip install --quiet -e '.[agents,render]'
+	$(BIN)/solitaire-gym warmup
 	touch $@
 
 # Train a small MaskablePPO on Seahaven Towers (4 cells), evaluate random, greedy, PPO and the
@@ -54,6 +59,7 @@ bench: $(STAMP_DEV)
 	$(BIN)/python benchmarks/bench_scaling.py
 	$(BIN)/python benchmarks/bench_step_parts.py
 	$(BIN)/python benchmarks/bench_launch.py
+	$(BIN)/python benchmarks/bench_first_start.py
 
 clean:
 	rm -rf $(VENV) build site *.egg-info

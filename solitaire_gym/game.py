@@ -298,3 +298,18 @@ class Game:
 
     def __str__(self) -> str:
         return board_text(self.to_dict(), won=self.won)
+
+    def _repr_png_(self) -> bytes | None:
+        """Jupyter: the board picture (None without Pillow, the ``render`` extra)."""
+        from solitaire_gym.rendering import notebook
+
+        return notebook.png(self.to_dict())
+
+    def _repr_html_(self) -> str:
+        """Jupyter: the board picture over a line with the code, score, moves and legal moves."""
+        from solitaire_gym.rendering import notebook
+
+        n = len(self.legal_actions())
+        state = "won" if self.won else "stuck" if n == 0 else f"{n} legal moves"
+        caption = f"{self.code}   score {self.score_text}   moves {self.moves}   {state}"
+        return notebook.boards_html([self.to_dict()], [caption])

@@ -95,6 +95,22 @@ class Trace:
         """The app's display of the score at ``positions[step]`` (``1220``, ``-$104``)."""
         return score_text(self.positions[step]["score"], self.vegas)
 
+    def _repr_html_(self) -> str:
+        """Jupyter: the replay page (step, play, jump), inline; the last board as text without
+        Pillow (the ``render`` extra)."""
+        from solitaire_gym.rendering import notebook
+
+        if notebook.png(self.positions[0]) is None:
+            caption = f"{self.code}: {len(self.moves)} moves, final position"
+            return notebook.boards_html([self.final], [caption])
+        return notebook.replay_html(self)
+
+    def _repr_png_(self) -> bytes | None:
+        """Jupyter (where HTML does not show): the picture of the last position."""
+        from solitaire_gym.rendering import notebook
+
+        return notebook.png(self.final)
+
     def to_dict(self) -> dict[str, Any]:
         return _trace_dict(self.code, self.moves, self.agent, self.scores, self.start)
 
@@ -390,7 +406,9 @@ class VectorTraceRecorder(gym.vector.VectorWrapper):
 
     def step(self, actions):
         obs, rewards, terminated, truncated, info = self.env.step(actions)
-        illegal = info["_illegal_move"]
+        # 'illegal_move' is in info only when some game's action was refused (as in Gymnasium's
+        # own vector envs), with '_illegal_move' marking those games.
+        illegal = info.get("_illegal_move", np.zeros(self.num_envs, np.bool_))
         for i in range(self.num_envs):
             if self._resetting[i]:  # this step dealt game i anew and ignored its action
                 self._begin(i, info["code"][i])

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from solitaire_gym.rendering.image import board_size
+from solitaire_gym.rendering.image import board_size, render_position
 from solitaire_gym.rendering.replay import write_html
 from solitaire_gym.traces import load_trace, save_trace
 
@@ -102,20 +102,34 @@ def test_step_jump_and_play(page):
     shown(driver, trace, 0)
     assert driver.find_element(By.ID, "prev").get_attribute("disabled")
 
-    # The board is a real picture of the game's size, not blank.
+    # The board is a canvas of the game's size that the page has painted, not blank.
     h, w = board_size(trace.code)
     size = driver.execute_script(
-        "var b = document.getElementById('board'); return [b.naturalHeight, b.naturalWidth];"
+        "var b = document.getElementById('board'); return [b.height, b.width];"
     )
     assert size == [h, w]
+    deadline = time.time() + 10  # the sprites load asynchronously
     first = board_picture(driver)
+    while first.std() < 30 and time.time() < deadline:
+        time.sleep(0.1)
+        first = board_picture(driver)
     assert first.std() > 30 and len(np.unique(first.reshape(-1, 3), axis=0)) > 20
+    # It looks like the Python picture of the same position: same felt, cards in the same
+    # places (text may be drawn by another font, so not every pixel agrees).
+    python = render_position(trace.positions[0])
+    shot = np.asarray(Image.fromarray(first).resize((w, h)))
+    close = (np.abs(shot.astype(int) - python.astype(int)).sum(axis=2) < 60).mean()
+    assert close > 0.9, close
 
     for k in range(1, n + 1):  # step forward through every move
         click(driver, "next")
         shown(driver, trace, k)
     assert driver.find_element(By.ID, "next").get_attribute("disabled")
-    assert (board_picture(driver) != first).any()
+    final = board_picture(driver)
+    assert (final != first).any()
+    python = render_position(trace.positions[-1])
+    shot = np.asarray(Image.fromarray(final).resize((w, h)))
+    assert (np.abs(shot.astype(int) - python.astype(int)).sum(axis=2) < 60).mean() > 0.9
     click(driver, "prev")
     shown(driver, trace, n - 1)
 

@@ -270,3 +270,53 @@ def test_license_is_an_spdx_string():
     assert meta["project"]["license"] == "MIT"
     req = [r for r in meta["build-system"]["requires"] if r.startswith("setuptools")]
     assert req == ["setuptools>=77"]  # the first setuptools that takes an SPDX string
+
+
+# ---- first start ---------------------------------------------------------------------------------
+def _child(code: str, cache, **env) -> subprocess.CompletedProcess:
+    import os
+
+    full = dict(os.environ, NUMBA_CACHE_DIR=str(cache), **env)
+    return subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, env=full
+    )
+
+
+def test_compile_notice_once_and_only_when_cold(tmp_path):
+    from solitaire_gym._compile_notice import MESSAGE
+
+    # The package compiles its rule tables at import, so an import with an empty cache compiles.
+    code = (
+        "import solitaire_gym\n"
+        "from solitaire_gym.engine.bits import bit\n"
+        "bit(3)\n"  # a second kernel: no second line
+    )
+    cold = _child(code, tmp_path)
+    assert cold.stderr.count(MESSAGE) == 1
+    assert "warmup" in MESSAGE and "first use" in MESSAGE
+    warm = _child(code, tmp_path)
+    assert MESSAGE not in warm.stderr
+    quiet = _child(code, tmp_path / "other", SOLITAIRE_GYM_COMPILE_NOTICE="0")
+    assert MESSAGE not in quiet.stderr
+
+
+def test_warmup_command_runs_every_part(tmp_path):
+    from solitaire_gym.commands.warmup import PARTS, warmup
+
+    out = io.StringIO()
+    results = warmup(["game", "batch"], out=out)
+    assert set(results) == {"game", "batch"} and set(results) <= set(PARTS)
+    text = out.getvalue()
+    assert "warmup: game ..." in text and "warmup: done in" in text
+    for seconds, compiled in results.values():
+        assert seconds >= 0 and compiled >= 0
+
+
+def test_warmup_is_on_the_command_line():
+    from solitaire_gym.cli import build_parser
+
+    args = build_parser().parse_args(["warmup", "--skip", "solver", "vector"])
+    assert args.skip == ["solver", "vector"]
+    makefile = (__import__("pathlib").Path(__file__).parents[1] / "Makefile").read_text()
+    installs = makefile.count("$(BIN)/pip install --quiet -e")
+    assert installs >= 2 and makefile.count("$(BIN)/solitaire-gym warmup") == installs

@@ -38,7 +38,7 @@ def played(code: str, n: int = 12) -> tuple[Game, list[str]]:
     and its moves."""
     g, moves = Game.from_code(code), []
     for _ in range(n):
-        legal = g.legal_moves()
+        legal = sorted(g.legal_moves())
         if not legal:
             break
         pick = [m for m in legal if m.endswith(">f")] or [m for m in legal if m == "draw"]
@@ -180,3 +180,113 @@ def test_render_command(tmp_path, short_trace, capsys):
     assert "wrote" in capsys.readouterr().out
     assert main(["render", str(path)]) == 2
     assert main(["render", str(path), "--png", str(out["png"]), "--step", "999"]) == 2
+
+
+# ---- the replay page: drawn by the page from layout data ---------------------------------------
+@pytest.fixture(scope="module")
+def long_trace(tmp_path_factory):
+    """A 300-move Double Solitaire game (random legal moves, fixed seed)."""
+    g, moves = Game.from_code("DS1-D1N-AAAAAAB"), []
+    rng = np.random.default_rng(3)
+    while len(moves) < 300:
+        legal = g.legal_moves()
+        moves.append(legal[int(rng.integers(len(legal)))])
+        g.play(moves[-1])
+    path = save_trace(tmp_path_factory.mktemp("long") / "t.json", g.code, moves, agent="random")
+    return load_trace(path)
+
+
+def test_replay_page_of_300_moves_is_small_and_self_contained(long_trace):
+    from solitaire_gym.rendering.replay import html_page
+
+    page = html_page(long_trace)
+    assert len(page.encode("utf-8")) <= 500_000
+    assert page.isascii()
+    assert "http://" not in page and "https://" not in page and "<link" not in page
+    assert "src=" not in page.replace("im.src", "")  # no external picture, no script file
+
+
+def test_replay_data_paints_what_board_ops_lays_out(long_trace):
+    from solitaire_gym.rendering.replay import replay_data
+
+    data = replay_data(long_trace)
+    assert len(data["frames"]) == len(long_trace.positions) == 301
+    assert len(data["ops"]) == len({tuple(map(str, op)) for op in data["ops"]})  # each once
+    kinds = {"c": "card", "s": "slot", "t": "text", "b": "badge", "B": "bar", "l": "line"}
+    for k in (0, 150, 300):
+        size, ops = image.board_ops(long_trace.positions[k])
+        stored = [data["ops"][i] for i in data["frames"][k]]
+        assert [kinds[op[0]] for op in stored] == [op[0] for op in ops]
+        for mine, op in zip(stored, ops, strict=True):
+            if op[0] == "slot":  # its mark is stored as the name of its picture
+                mine, op = mine[:3], op[:3]
+            numbers = [v for v in op[1:] if isinstance(v, (int, float))]
+            assert [v for v in mine[1:] if isinstance(v, (int, float))] == pytest.approx(
+                numbers, abs=0.05
+            )
+        assert data["size"] == list(size)
+    # Every sprite the operations name is in the page.
+    named = {op[1] for op in data["ops"] if op[0] == "c"} | {
+        op[3] for op in data["ops"] if op[0] == "s"
+    }
+    assert named == set(data["sprites"])
+
+
+def test_board_ops_paint_the_picture():
+    g = Game.from_code("TF1-D3N-AAAAAAB")
+    for _ in range(4):
+        g.play("draw")
+    size, ops = image.board_ops(g.to_dict())
+    painted = np.asarray(image.paint(ops, size), dtype=np.uint8)
+    np.testing.assert_array_equal(painted, render_position(g.to_dict()))
+    assert {op[0] for op in ops} >= {"bar", "text", "card", "slot", "badge"}
+
+
+# ---- notebook display ------------------------------------------------------------------------
+def _png_picture(data: bytes) -> np.ndarray:
+    import io
+
+    from PIL import Image
+
+    return np.asarray(Image.open(io.BytesIO(data)).convert("RGB"))
+
+
+def test_game_displays_as_its_board():
+    g = Game.from_code("SH1-C4-AAAAAJ2")
+    g.play("t1>t7")
+    np.testing.assert_array_equal(_png_picture(g._repr_png_()), render_position(g.to_dict()))
+    page = g._repr_html_()
+    assert page.startswith("<div>") and "data:image/png;base64," in page
+    assert "SH1-C4-AAAAAJ2" in page and "moves 1" in page and "legal moves" in page
+
+
+def test_trace_displays_as_the_replay_widget(short_trace):
+    import html as html_module
+
+    page = short_trace._repr_html_()
+    assert page.startswith("<iframe srcdoc=") and 'sandbox="allow-scripts"' in page
+    raw = page.split('srcdoc="', 1)[1].split('" style=', 1)[0]
+    assert '"' not in raw  # the page is escaped whole into the attribute
+    inner = html_module.unescape(raw)
+    assert '<canvas id="board"' in inner and "replay-data" in inner
+    final = _png_picture(short_trace._repr_png_())
+    np.testing.assert_array_equal(final, render_position(short_trace.final))
+
+
+def test_envs_display_their_current_frame():
+    from solitaire_gym import SolitaireEnv, SolitaireVectorEnv
+
+    env = SolitaireEnv("solitaire_reflechi")
+    assert env._repr_png_() is None and env._repr_html_() is None  # before reset
+    env.reset(seed=0)
+    np.testing.assert_array_equal(_png_picture(env._repr_png_()), render_position(env.to_dict()))
+    assert env.code in env._repr_html_() and "steps 0" in env._repr_html_()
+    wrapped = gym.make("solitaire_gym/SolitaireReflechi-v0")
+    wrapped.reset(seed=0)
+    assert wrapped.unwrapped._repr_png_() is not None  # the route through gym.make's wrappers
+    vec = SolitaireVectorEnv(6, "seahaven_towers")
+    assert vec._repr_html_() is None
+    vec.reset(seed=0)
+    page = vec._repr_html_()
+    assert page.count("<figure") == 4 and "and 2 more games" in page
+    np.testing.assert_array_equal(_png_picture(vec._repr_png_()), render_position(vec.to_dict(0)))

@@ -43,7 +43,7 @@ def test_layouts(layout):
         assert d["waste"] == []
     if "cells" in layout:
         assert d["cells"] == layout["cells"]
-    assert g.legal_moves() == layout["legal_moves"]
+    assert sorted(g.legal_moves()) == sorted(layout["legal_moves"])
 
 
 @pytest.mark.parametrize("playout", VECTORS["playouts"], ids=lambda v: v["code"])
@@ -54,7 +54,7 @@ def test_playouts(playout):
         where = f"step {i + 1} ({step['move']})"
         assert g.score_text == step["score"], where
         assert g.moves == step["moves"], where
-        assert g.legal_moves() == step["legal_moves"], where
+        assert sorted(g.legal_moves()) == sorted(step["legal_moves"]), where
 
 
 @pytest.mark.parametrize("case", VECTORS["taps"], ids=lambda v: v["code"])

@@ -4,4 +4,4 @@ Each module defines ``register(subparsers)``, which adds its parser and sets ``f
 the parsed arguments, returning the exit status).
 """
 
-COMMANDS = ("solve", "render", "play")
+COMMANDS = ("solve", "render", "play", "warmup")

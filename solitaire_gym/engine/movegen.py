@@ -60,6 +60,9 @@ KINGS = np.uint64(sum(1 << c for c in range(N_FACES) if rank_of.py_func(c) == KI
 
 @nb.njit(cache=True, inline="always")
 def _check(s, b: int, cfg: np.ndarray, kind: int, src: int, dst: int, n: int) -> bool:
+    # Callers pass np.int64(...) for every number: a constant (K_TT, 0, 1) would otherwise reach
+    # check_parts as a literal type, and numba would compile it once per combination of
+    # constants (ten times here, most of the package's cold start) for no measurable speed.
     return check_parts(s, b, cfg, kind, src, dst, n) == 0
 
 
@@ -104,7 +107,15 @@ def _enumerate(s, b: int, cfg: np.ndarray, out: np.ndarray, as_mask: bool) -> in
     k = 0
     if cfg[L_STOCK]:
         for i in range(2):
-            if _check(s, b, cfg, K_DRAW if i == 0 else K_RECYCLE, 0, 0, 1):
+            if _check(
+                s,
+                b,
+                cfg,
+                np.int64(K_DRAW if i == 0 else K_RECYCLE),
+                np.int64(0),
+                np.int64(0),
+                np.int64(1),
+            ):
                 k = _emit(out, k, cfg[L_DRAW] + i, as_mask)
     # First the cards some column top would take (bit c: card id c fits on a top), so that a
     # card that no column takes costs no loop over the columns (runs, waste, cells, foundations).
@@ -144,14 +155,14 @@ def _enumerate(s, b: int, cfg: np.ndarray, out: np.ndarray, as_mask: bool) -> in
             dst, cand = pop_lowest(cand)
             lane = np.int64((lanes >> np.uint64(4 * dst)) & np.uint64(15))
             n = KING - top_rank + 1 if lane == 0 else lane - 1 - top_rank
-            if _check(s, b, cfg, K_TT, src, dst, n):
+            if _check(s, b, cfg, np.int64(K_TT), np.int64(src), np.int64(dst), np.int64(n)):
                 k = _emit(out, k, enc_tt(cfg, src, dst, n), as_mask)
     for src in range(cols):
         h = tab_len[b, src]
         if (
             h > 0
             and foundation_for(s, b, cfg, tab[b, src, h - 1]) >= 0
-            and _check(s, b, cfg, K_TF, src, 0, 1)
+            and _check(s, b, cfg, np.int64(K_TF), np.int64(src), np.int64(0), np.int64(1))
         ):
             k = _emit(out, k, cfg[L_TF] + src, as_mask)
     if cfg[L_STOCK] and s.waste_len[b] > 0:
@@ -161,14 +172,18 @@ def _enumerate(s, b: int, cfg: np.ndarray, out: np.ndarray, as_mask: bool) -> in
         )
         while cand:
             dst, cand = pop_lowest(cand)
-            if _check(s, b, cfg, K_WT, 0, dst, 1):
+            if _check(s, b, cfg, np.int64(K_WT), np.int64(0), np.int64(dst), np.int64(1)):
                 k = _emit(out, k, cfg[L_WT] + dst, as_mask)
-        if foundation_for(s, b, cfg, card) >= 0 and _check(s, b, cfg, K_WF, 0, 0, 1):
+        if foundation_for(s, b, cfg, card) >= 0 and _check(
+            s, b, cfg, np.int64(K_WF), np.int64(0), np.int64(0), np.int64(1)
+        ):
             k = _emit(out, k, cfg[L_WF], as_mask)
     if cells:
         if first_empty_cell(s, b, cfg) >= 0:
             for src in range(cols):
-                if s.tab_len[b, src] > 0 and _check(s, b, cfg, K_TC, src, 0, 1):
+                if s.tab_len[b, src] > 0 and _check(
+                    s, b, cfg, np.int64(K_TC), np.int64(src), np.int64(0), np.int64(1)
+                ):
                     k = _emit(out, k, cfg[L_TC] + src, as_mask)
         for c in range(cells):
             card = s.cells[b, c]
@@ -177,14 +192,14 @@ def _enumerate(s, b: int, cfg: np.ndarray, out: np.ndarray, as_mask: bool) -> in
             cand = _takers(cfg, tops, cols, bit(card))
             while cand:
                 dst, cand = pop_lowest(cand)
-                if _check(s, b, cfg, K_CT, c, dst, 1):
+                if _check(s, b, cfg, np.int64(K_CT), np.int64(c), np.int64(dst), np.int64(1)):
                     k = _emit(out, k, enc_ct(cfg, c, dst), as_mask)
         for c in range(cells):
             card = s.cells[b, c]
             if (
                 card >= 0
                 and foundation_for(s, b, cfg, card) >= 0
-                and _check(s, b, cfg, K_CF, c, 0, 1)
+                and _check(s, b, cfg, np.int64(K_CF), np.int64(c), np.int64(0), np.int64(1))
             ):
                 k = _emit(out, k, cfg[L_CF] + c, as_mask)
     for p in range(cfg[G_PILES]):
@@ -196,11 +211,13 @@ def _enumerate(s, b: int, cfg: np.ndarray, out: np.ndarray, as_mask: bool) -> in
         cand = _takers(cfg, tops, cols, bit(card))
         while cand:
             dst, cand = pop_lowest(cand)
-            if _check(s, b, cfg, K_FT, p, dst, 1):
+            if _check(s, b, cfg, np.int64(K_FT), np.int64(p), np.int64(dst), np.int64(1)):
                 k = _emit(out, k, enc_ft(cfg, p, dst), as_mask)
     if cells and first_empty_cell(s, b, cfg) >= 0:
         for p in range(cfg[G_PILES]):
-            if s.found[b, p] > 0 and _check(s, b, cfg, K_FC, p, 0, 1):
+            if s.found[b, p] > 0 and _check(
+                s, b, cfg, np.int64(K_FC), np.int64(p), np.int64(0), np.int64(1)
+            ):
                 k = _emit(out, k, cfg[L_FC] + p, as_mask)
     return k
 

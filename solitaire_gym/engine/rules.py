@@ -264,9 +264,11 @@ def check_move(s, b: int, cfg: np.ndarray, a: int) -> int:
     return check_parts(s, b, cfg, kind, src, dst, n)
 
 
-@nb.njit(cache=True, inline="always")
+@nb.njit(cache=True)
 def check_parts(s, b: int, cfg: np.ndarray, kind: int, src: int, dst: int, n: int) -> int:
-    """:func:`check_move` for a decoded action in a game that is not won."""
+    """:func:`check_move` for a decoded action in a game that is not won. Compiled once and
+    called (not inlined into each caller by numba: LLVM inlines it where that pays), so that
+    check_move and move generation share one compiled copy."""
     game = cfg[G_GAME]
     if kind == K_DRAW:
         return R_OK if s.stock_len[b] > 0 else R_STOCK_EMPTY

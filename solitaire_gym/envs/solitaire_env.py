@@ -203,6 +203,29 @@ class SolitaireEnv(gym.Env):
             return render_position(self.to_dict())
         return None
 
+    def _repr_png_(self) -> bytes | None:
+        """Jupyter: the picture of the current position (None before the first reset, or without
+        Pillow). An env from ``gym.make`` is wrapped: display ``env.unwrapped``."""
+        if not self._started:
+            return None
+        from solitaire_gym.rendering import notebook
+
+        return notebook.png(self.to_dict())
+
+    def _repr_html_(self) -> str | None:
+        """Jupyter: the current position's picture with its code, score and steps."""
+        if not self._started:
+            return None
+        from solitaire_gym.rendering import notebook
+
+        info = self._info()
+        caption = (
+            f"{info['code']}   score {info['score_text']}   moves {info['moves']}   "
+            f"steps {self._steps}"
+            + ("   won" if info["won"] else "   stuck" if info["stuck"] else "")
+        )
+        return notebook.boards_html([self.to_dict()], [caption])
+
     # ---- helpers ------------------------------------------------------------------------------
     def _info(self) -> dict[str, Any]:
         s = self._core.state

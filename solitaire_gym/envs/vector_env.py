@@ -223,6 +223,33 @@ class SolitaireVectorEnv(VectorEnv):
             for i in range(self.num_envs)
         )
 
+    def _repr_html_(self) -> str | None:
+        """Jupyter: the pictures of the first games (``notebook.MAX_GAMES``) with their codes
+        and scores (None before the first reset)."""
+        if not self._started:
+            return None
+        from solitaire_gym.rendering import notebook
+
+        shown = range(min(self.num_envs, notebook.MAX_GAMES))
+        s = self._core.state
+        vegas = self.options.variant.vegas
+        captions = [
+            f"game {i}: {self._core.codes[i]}   score {score_text(int(s.score[i]), vegas)}   "
+            f"steps {int(self._steps[i])}"
+            for i in shown
+        ]
+        more = self.num_envs - len(shown)
+        body = notebook.boards_html([self._core.to_dict(i) for i in shown], captions)
+        return body + (f"<p>… and {more} more games</p>" if more else "")
+
+    def _repr_png_(self) -> bytes | None:
+        """Jupyter (where HTML does not show): the picture of game 0."""
+        if not self._started:
+            return None
+        from solitaire_gym.rendering import notebook
+
+        return notebook.png(self._core.to_dict(0))
+
     @property
     def bytes_per_game(self) -> int:
         """Memory per game: engine state plus observation, mask and per-game buffers."""

@@ -189,42 +189,36 @@ def _back() -> Image.Image:
 
 
 # ---- the board ------------------------------------------------------------------------------------
+# A board is laid out once as a list of drawing operations (``board_ops``), and painted from that
+# list: by Pillow here, by the replay page's script in the browser (``replay.py``). Operations:
+#   ("bar",)                                 the header bar
+#   ("text", text, x, y, font, colour, anchor)  font: a field of _Fonts; anchor as Pillow's
+#   ("card", name, x, y)                     a card (``"AS"``) or a back (``"*"``)
+#   ("slot", x, y, mark)                     an empty place; mark: None, a suit 0-3 or "↻"
+#   ("badge", text, x, y)                    a count in an oval at the bottom of a card
+#   ("line", x0, y0, x1, y1)                 a rule in the slot colour
+TEXT_COLOURS = {"bar": BAR_TEXT, "label": LABEL_TEXT, "won": WON_TEXT}
+
+
 class _Board:
-    def __init__(self, variant, size: tuple[int, int], use_glyphs: bool) -> None:
+    """Lays a board out as drawing operations (see above)."""
+
+    def __init__(self, variant, size: tuple[int, int]) -> None:
         self.variant = variant
-        self.glyphs = use_glyphs
-        self.fonts = _fonts(use_glyphs)
-        self.img = Image.new("RGB", (size[1], size[0]), FELT)
-        self.draw = ImageDraw.Draw(self.img)
+        self.size = size
+        self.ops: list[tuple] = []
 
     def card(self, name: str, x: float, y: float) -> None:
-        if name.endswith("*"):
-            im = _back()
-        else:
-            im = _face(parse_card(name), self.glyphs)
-        self.img.paste(im, (int(x), int(y)), im)
+        self.ops.append(("card", "*" if name.endswith("*") else name.upper(), int(x), int(y)))
 
-    def slot(self, x: float, y: float, suit: int | None = None, mark: str | None = None) -> None:
-        self.draw.rounded_rectangle(
-            [x, y, x + CARD_W - 1, y + CARD_H - 1], RADIUS, outline=SLOT, width=2
-        )
-        if suit is not None:
-            _suit(self.draw, self.fonts, suit, x + CARD_W / 2, y + CARD_H / 2, True, SLOT_MARK)
-        elif mark:
-            self.draw.text(
-                (x + CARD_W / 2, y + CARD_H / 2), mark, font=self.fonts.suit_big,
-                fill=SLOT_MARK, anchor="mm",
-            )  # fmt: skip
+    def slot(self, x: float, y: float, mark: int | str | None = None) -> None:
+        self.ops.append(("slot", x, y, mark))
 
     def label(self, text: str, x: float, y: float) -> None:
-        self.draw.text((x + 2, y - LABEL + 1), text, font=self.fonts.label, fill=LABEL_TEXT)
+        self.ops.append(("text", text, x + 2, y - LABEL + 1, "label", "label", "la"))
 
     def badge(self, text: str, x: float, y: float) -> None:
-        """A count in a dark oval at the bottom of a card."""
-        w = self.draw.textlength(text, font=self.fonts.badge) + 12
-        cx, cy = x + CARD_W / 2, y + CARD_H - 16
-        self.draw.rounded_rectangle([cx - w / 2, cy - 9, cx + w / 2, cy + 9], 9, fill=BADGE)
-        self.draw.text((cx, cy), text, font=self.fonts.badge, fill=BAR_TEXT, anchor="mm")
+        self.ops.append(("badge", text, x, y))
 
     def pile(self, top: str | None, x: float, y: float, suit: int | None = None) -> None:
         if top is None:
@@ -252,16 +246,15 @@ class _Board:
             y += step_down if c.endswith("*") else step_up
 
     def header(self, position: dict[str, Any]) -> None:
-        w = self.img.width
-        self.draw.rectangle([0, 0, w, HEADER - 1], fill=BAR)
-        f = self.fonts.header
+        w = self.size[1]
+        self.ops.append(("bar",))
         left = f"{self.variant.name}   {position['code']}"
-        self.draw.text((MARGIN, HEADER / 2), left, font=f, fill=BAR_TEXT, anchor="lm")
+        self.ops.append(("text", left, MARGIN, HEADER / 2, "header", "bar", "lm"))
         right = (
             f"Score {score_text(position['score'], self.variant.vegas)}"
             f"     Moves {position['moves']}"
         )
-        self.draw.text((w - MARGIN, HEADER / 2), right, font=f, fill=BAR_TEXT, anchor="rm")
+        self.ops.append(("text", right, w - MARGIN, HEADER / 2, "header", "bar", "rm"))
 
     def stock_and_waste(self, position: dict[str, Any], x: float, y: float) -> None:
         stock, waste = position["stock"], position["waste"]
@@ -271,7 +264,7 @@ class _Board:
             self.badge(str(len(stock)), x, y)
         else:
             # Empty stock: the app's turn-over sign, or nothing more in Vegas (no turn-over).
-            self.slot(x, y, mark=None if self.variant.vegas else "↻")
+            self.slot(x, y, None if self.variant.vegas else "↻")
         wx = x + PITCH
         self.label(f"w {len(waste)}", wx, y)
         shown = waste[-3:] if self.variant.draw == 3 else waste[-1:]
@@ -279,6 +272,61 @@ class _Board:
             self.slot(wx, y)
         for i, c in enumerate(shown):
             self.card(c, wx + i * FAN_WASTE, y)
+
+
+def _draw_slot(draw, fonts: _Fonts, x: float, y: float, mark: int | str | None) -> None:
+    draw.rounded_rectangle([x, y, x + CARD_W - 1, y + CARD_H - 1], RADIUS, outline=SLOT, width=2)
+    if isinstance(mark, int):
+        _suit(draw, fonts, mark, x + CARD_W / 2, y + CARD_H / 2, True, SLOT_MARK)
+    elif mark:
+        draw.text(
+            (x + CARD_W / 2, y + CARD_H / 2), mark, font=fonts.suit_big, fill=SLOT_MARK,
+            anchor="mm",
+        )  # fmt: skip
+
+
+def slot_image(mark: int | str | None, use_glyphs: bool = True) -> Image.Image:
+    """An empty place on a transparent ground, as a picture (for the replay page)."""
+    img = Image.new("RGBA", (CARD_W, CARD_H), (0, 0, 0, 0))
+    _draw_slot(ImageDraw.Draw(img), _fonts(use_glyphs), 0, 0, mark)
+    return img
+
+
+def card_image(name: str, use_glyphs: bool = True) -> Image.Image:
+    """A card (``"AS"``) or a back (``"*"``) as an RGBA picture of ``CARD_W`` × ``CARD_H``."""
+    return _back() if name == "*" else _face(parse_card(name), use_glyphs)
+
+
+def paint(ops: list[tuple], size: tuple[int, int], *, use_glyphs: bool = True) -> Image.Image:
+    """Pillow's painting of drawing operations (:func:`board_ops`) on a ``size`` (H, W) board."""
+    fonts = _fonts(use_glyphs)
+    img = Image.new("RGB", (size[1], size[0]), FELT)
+    draw = ImageDraw.Draw(img)
+    for op in ops:
+        kind = op[0]
+        if kind == "card":
+            im = card_image(op[1], use_glyphs)
+            img.paste(im, (op[2], op[3]), im)
+        elif kind == "slot":
+            _draw_slot(draw, fonts, op[1], op[2], op[3])
+        elif kind == "text":
+            _, text, x, y, font, colour, anchor = op
+            draw.text(
+                (x, y), text, font=getattr(fonts, font), fill=TEXT_COLOURS[colour], anchor=anchor
+            )
+        elif kind == "badge":
+            _, text, x, y = op
+            w = draw.textlength(text, font=fonts.badge) + 12
+            cx, cy = x + CARD_W / 2, y + CARD_H - 16
+            draw.rounded_rectangle([cx - w / 2, cy - 9, cx + w / 2, cy + 9], 9, fill=BADGE)
+            draw.text((cx, cy), text, font=fonts.badge, fill=BAR_TEXT, anchor="mm")
+        elif kind == "bar":
+            draw.rectangle([0, 0, size[1], HEADER - 1], fill=BAR)
+        elif kind == "line":
+            draw.line([(op[1], op[2]), (op[3], op[4])], SLOT, 1)
+        else:  # pragma: no cover - the list comes from board_ops
+            raise ValueError(f"unknown drawing operation {kind!r}")
+    return img
 
 
 def board_size(code: str) -> tuple[int, int]:
@@ -292,11 +340,12 @@ def is_won(position: dict[str, Any]) -> bool:
     return all(f is not None and f[0].upper() == "K" for f in position["foundations"])
 
 
-def render_image(position: dict[str, Any], *, use_glyphs: bool = True) -> Image.Image:
-    """The picture of ``position`` as a Pillow image (see :func:`render_position`)."""
+def board_ops(position: dict[str, Any]) -> tuple[tuple[int, int], list[tuple]]:
+    """The board of ``position`` laid out: its size ``(H, W)`` and its drawing operations, in
+    painting order (see the comment above :class:`_Board`)."""
     variant, _ = parse_code(position["code"])
     size = SIZES[variant.game]
-    b = _Board(variant, size, use_glyphs)
+    b = _Board(variant, size)
     b.header(position)
     top = HEADER + 8 + LABEL  # top row of piles
     tab = top + CARD_H + 10 + LABEL  # tableau
@@ -305,7 +354,7 @@ def render_image(position: dict[str, Any], *, use_glyphs: bool = True) -> Image.
     if variant.game == DOUBLE:
         b.stock_and_waste(position, MARGIN, top)
         fx = MARGIN + 9 * PITCH + 8
-        b.draw.line([(fx - 9, HEADER + 8), (fx - 9, bottom)], SLOT, 1)
+        b.ops.append(("line", fx - 9, HEADER + 8, fx - 9, bottom))
         for row in range(4):  # one row per suit, ♠ ♥ ♦ ♣, two piles each
             y = top + row * (CARD_H + LABEL + 8)
             for k in range(2):
@@ -337,10 +386,14 @@ def render_image(position: dict[str, Any], *, use_glyphs: bool = True) -> Image.
         b.column(col, x, tab, bottom)
     if is_won(position):  # the tableau is empty then: the word stands over it
         cx = cols_x + (len(position["tableau"]) * PITCH - GAP) / 2
-        b.draw.text(
-            (cx, (tab + bottom) / 2), "Won!", font=b.fonts.suit_big, fill=WON_TEXT, anchor="mm"
-        )
-    return b.img
+        b.ops.append(("text", "Won!", cx, (tab + bottom) / 2, "suit_big", "won", "mm"))
+    return size, b.ops
+
+
+def render_image(position: dict[str, Any], *, use_glyphs: bool = True) -> Image.Image:
+    """The picture of ``position`` as a Pillow image (see :func:`render_position`)."""
+    size, ops = board_ops(position)
+    return paint(ops, size, use_glyphs=use_glyphs)
 
 
 def render_position(position: dict[str, Any], *, use_glyphs: bool = True) -> np.ndarray:

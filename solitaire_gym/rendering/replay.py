@@ -7,10 +7,14 @@ written one at a time, so a long game does not hold every picture in memory.
 
 - GIF: Pillow's GIF writer, one shared palette; the last frame is held for two seconds.
 - MP4: imageio with imageio-ffmpeg (its wheel ships an ffmpeg binary), H.264, ``yuv420p``.
-- HTML: one file that needs no network: each position is an inline base64 PNG; buttons step
-  back and forward, play and pause; a slider and the move list jump to a move; the move's text,
-  the score and the move counter are shown. Element ids, for tests and scripts: ``#board`` (the
-  picture), ``#prev``, ``#next``, ``#first``, ``#last``, ``#play``, ``#speed``, ``#jump`` (the
+- HTML: one file that needs no network, drawn by the page itself: the pictures of the cards, the
+  back and the empty places are inline base64 PNGs drawn once (by :mod:`.image`), and every
+  position is the list of drawing operations that :func:`~solitaire_gym.rendering.image.board_ops`
+  lays out for it (each distinct operation stored once, a position as their numbers), which the
+  page's script paints on a ``<canvas>``: a 300-move game takes about 200 KB, where one PNG per
+  position took 7.6 MB. Buttons step back and forward, play and pause; a slider and the move list
+  jump to a move; the move's text, the score and the move counter are shown. Element ids, for
+  tests and scripts: ``#board`` (the canvas), ``#prev``, ``#next``, ``#first``, ``#last``, ``#play``, ``#speed``, ``#jump`` (the
   slider), ``#move-list`` (one ``li`` per position, ``data-step``), ``#step``, ``#total``,
   ``#move-text`` (the move that led here, ``start`` at step 0), ``#score``, ``#moves``,
   ``#result``.
@@ -30,6 +34,7 @@ import numpy as np
 from PIL import Image
 
 from solitaire_gym.engine.variants import parse_code
+from solitaire_gym.rendering import image
 from solitaire_gym.rendering.image import board_size, render_image
 from solitaire_gym.traces import Trace
 
@@ -140,7 +145,7 @@ _PAGE = """<!doctype html>
   <span id="agent">{agent}</span><span id="result"></span>
 </header>
 <main>
-  <img id="board" alt="the board at the shown step" width="{width}" height="{height}" src="{first}">
+  <canvas id="board" role="img" aria-label="the board at the shown step" width="{width}" height="{height}"></canvas>
   <aside>
     <div class="status">
       <span>Step</span><span class="v"><span id="step">0</span> / <span id="total">{total}</span></span>
@@ -174,9 +179,43 @@ _PAGE = """<!doctype html>
   var last = data.frames.length - 1, step = 0, timer = null;
   function $(id) {{ return document.getElementById(id); }}
   var items = $("move-list").children;
+  var ctx = $("board").getContext("2d"), sprites = {{}}, loading = 0;
+  var FONTS = {{header: "15px", label: "11px", badge: "bold 13px", suit_big: "40px"}};
+  var FAMILY = " 'DejaVu Sans', 'Segoe UI Symbol', sans-serif";
+  var ALIGN = {{l: "left", m: "center", r: "right"}};
+  var BASE = {{a: "top", m: "middle"}};
+  function paint(k) {{
+    // The operations of board_ops (solitaire_gym/rendering/image.py), in painting order.
+    var W = data.size[1], ops = data.ops, frame = data.frames[k];
+    ctx.fillStyle = data.colours.felt;
+    ctx.fillRect(0, 0, W, data.size[0]);
+    for (var i = 0; i < frame.length; i++) {{
+      var op = ops[frame[i]];
+      switch (op[0]) {{
+        case "c": ctx.drawImage(sprites[op[1]], op[2], op[3]); break;
+        case "s": ctx.drawImage(sprites[op[3]], op[1], op[2]); break;
+        case "B": ctx.fillStyle = data.colours.barfill; ctx.fillRect(0, 0, W, data.header); break;
+        case "l":
+          ctx.strokeStyle = data.colours.slot; ctx.lineWidth = 1; ctx.beginPath();
+          ctx.moveTo(op[1] + 0.5, op[2]); ctx.lineTo(op[3] + 0.5, op[4]); ctx.stroke(); break;
+        case "t":
+          ctx.font = FONTS[op[4]] + FAMILY; ctx.fillStyle = data.colours[op[5]];
+          ctx.textAlign = ALIGN[op[6][0]]; ctx.textBaseline = BASE[op[6][1]];
+          ctx.fillText(op[1], op[2], op[3]); break;
+        case "b":
+          ctx.font = FONTS.badge + FAMILY;
+          var w = ctx.measureText(op[1]).width + 12;
+          var cx = op[2] + data.card[0] / 2, cy = op[3] + data.card[1] - 16;
+          ctx.fillStyle = data.colours.badge; ctx.beginPath();
+          ctx.roundRect(cx - w / 2, cy - 9, w, 18, 9); ctx.fill();
+          ctx.fillStyle = data.colours.bar; ctx.textAlign = "center"; ctx.textBaseline = "middle";
+          ctx.fillText(op[1], cx, cy); break;
+      }}
+    }}
+  }}
   function show(k) {{
     step = Math.max(0, Math.min(last, k));
-    $("board").src = "data:image/png;base64," + data.frames[step];
+    if (!loading) paint(step);
     $("step").textContent = step;
     $("move-text").textContent = step === 0 ? "start" : data.moves[step - 1];
     $("score").textContent = data.scores[step];
@@ -219,6 +258,13 @@ _PAGE = """<!doctype html>
     else if (e.key === "Home") {{ pause(); show(0); }}
     else if (e.key === "End") {{ pause(); show(last); }}
   }});
+  Object.keys(data.sprites).forEach(function (key) {{
+    var im = new Image();
+    loading++;
+    im.onload = function () {{ if (--loading === 0) paint(step); }};
+    im.src = "data:image/png;base64," + data.sprites[key];
+    sprites[key] = im;
+  }});
   show(0);
 }})();
 </script>
@@ -227,27 +273,82 @@ _PAGE = """<!doctype html>
 """
 
 
+def _compact(v):
+    """A number as JSON writes it shortest: 19 for 19.0, one decimal otherwise."""
+    if isinstance(v, float):
+        r = round(v, 1)
+        return int(r) if r == int(r) else r
+    return v
+
+
+_SLOT_KEYS = {None: "s", "↻": "sr", 0: "s0", 1: "s1", 2: "s2", 3: "s3"}
+_KINDS = {"card": "c", "slot": "s", "text": "t", "badge": "b", "bar": "B", "line": "l"}
+
+
+def _hex(rgb: tuple[int, int, int]) -> str:
+    return "#{:02x}{:02x}{:02x}".format(*rgb)
+
+
+def replay_data(trace: Trace) -> dict:
+    """What the replay page draws from: the sprites (base64 PNGs of the cards, the back and the
+    empty places that the game shows), each distinct drawing operation once (``ops``), every
+    position as the numbers of its operations (``frames``), and the texts beside the board."""
+    ops: list[list] = []
+    index: dict[tuple, int] = {}
+    frames_ops = []
+    size = None
+    sprite_keys: dict[str, tuple] = {}  # key -> ("card", name) or ("slot", mark)
+    for position in trace.positions:
+        size, board = image.board_ops(position)
+        frame = []
+        for op in board:
+            kind = op[0]
+            if kind == "card":
+                sprite_keys[op[1]] = ("card", op[1])
+            elif kind == "slot":
+                key = _SLOT_KEYS[op[3]]
+                sprite_keys[key] = ("slot", op[3])
+                op = (*op[:3], key)
+            enc = (_KINDS[kind], *(_compact(v) for v in op[1:]))
+            k = index.get(enc)
+            if k is None:
+                k = index[enc] = len(ops)
+                ops.append(list(enc))
+            frame.append(k)
+        frames_ops.append(frame)
+    sprites = {}
+    for key, (kind, what) in sorted(sprite_keys.items()):
+        picture = image.card_image(what) if kind == "card" else image.slot_image(what)
+        buf = io.BytesIO()
+        picture.save(buf, format="PNG", optimize=True)
+        sprites[key] = base64.b64encode(buf.getvalue()).decode("ascii")
+    return {
+        "code": trace.code,
+        "size": list(size),
+        "card": [image.CARD_W, image.CARD_H],
+        "header": image.HEADER,
+        "colours": {
+            "felt": _hex(image.FELT), "barfill": _hex(image.BAR), "bar": _hex(image.BAR_TEXT), "label": _hex(image.LABEL_TEXT),
+            "won": _hex(image.WON_TEXT), "slot": _hex(image.SLOT), "badge": _hex(image.BADGE),
+        },
+        "sprites": sprites,
+        "ops": ops,
+        "frames": frames_ops,
+        "moves": trace.moves,
+        "scores": [trace.score_text(k) for k in range(len(trace.positions))],
+        "counters": [p["moves"] for p in trace.positions],
+        "won": trace.won,
+    }  # fmt: skip
+
+
 def html_page(trace: Trace) -> str:
     """The replay page of ``trace`` as one HTML string (see the module docstring)."""
     variant, _ = parse_code(trace.code)
     height, width = board_size(trace.code)
-    frames_b64 = []
-    for picture in _paletted(trace, _palette(trace)):
-        buf = io.BytesIO()
-        picture.save(buf, format="PNG")
-        frames_b64.append(base64.b64encode(buf.getvalue()).decode("ascii"))
-    scores = [trace.score_text(k) for k in range(len(trace.positions))]
-    counters = [p["moves"] for p in trace.positions]
-    data = {
-        "code": trace.code,
-        "frames": frames_b64,
-        "moves": trace.moves,
-        "scores": scores,
-        "counters": counters,
-        "won": trace.won,
-    }
+    data = replay_data(trace)
+    scores, counters = data["scores"], data["counters"]
     # Inside <script>, "</" would end the element: JSON allows it escaped.
-    data_json = json.dumps(data, separators=(",", ":")).replace("</", "<\\/")
+    data_json = json.dumps(data, separators=(",", ":"), ensure_ascii=True).replace("</", "<\\/")
     items = ['<li data-step="0">start</li>'] + [
         f'<li data-step="{k}">{html.escape(m)}</li>' for k, m in enumerate(trace.moves, 1)
     ]
@@ -258,7 +359,6 @@ def html_page(trace: Trace) -> str:
         agent=html.escape(f"played by {trace.agent}" if trace.agent else ""),
         width=width,
         height=height,
-        first="data:image/png;base64," + frames_b64[0],
         total=len(trace.positions) - 1,
         score=html.escape(scores[0]),
         counter=counters[0],
