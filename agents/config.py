@@ -15,11 +15,16 @@ foundations (plus the bonus when won). ``win_bonus`` is used by ``foundation`` o
 from __future__ import annotations
 
 import copy
+import math
+import re
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import yaml
+
+from solitaire_gym.errors import SolitaireError, shown
 
 ALGORITHMS = ("maskable_ppo", "rllib_ppo")
 VECTORIZE = ("native", "sync")
@@ -33,8 +38,34 @@ GAME_OPTIONS = {
 }
 
 
-class ConfigError(ValueError):
+class ConfigError(SolitaireError):
     """A config that cannot be used; the message names the file and the key."""
+
+
+MAX_CONFIG_BYTES = 2**20  # a config is a page of YAML
+# A run's name is also its folder under runs/: a plain name, never a path.
+NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$", re.ASCII)
+# What a run folder holds (agents/training.py); --restart deletes only a folder of these.
+RUN_FILES = frozenset(
+    {"config.yaml", "checkpoints", "eval.csv", "train.csv", "timing.json", "state.json", "tb"}
+)
+
+# Ranges of the numbers: key -> (low, high, low included, high included). Every number must also
+# be finite; integer keys not listed here must be positive.
+RANGES: dict[str, tuple[float, float, bool, bool]] = {
+    "win_bonus": (0.0, 1e6, True, True),
+    "reward_scale": (0.0, 1e6, False, True),
+    "seed": (0, 2**32 - 1, True, True),  # numpy's and torch's seeds
+    "num_envs": (1, 2**16, True, True),
+    "torch_threads": (1, 1024, True, True),
+    "ppo.learning_rate": (0.0, 1.0, False, True),
+    "ppo.gamma": (0.0, 1.0, False, True),
+    "ppo.gae_lambda": (0.0, 1.0, True, True),
+    "ppo.clip_range": (0.0, 10.0, False, True),
+    "ppo.ent_coef": (0.0, 10.0, True, True),
+    "ppo.vf_coef": (0.0, 10.0, True, True),
+    "ppo.max_grad_norm": (0.0, 1e6, False, True),
+}
 
 
 # key -> (type or tuple of types, default); a dict value is a nested section.
@@ -101,16 +132,16 @@ def _check_type(value: Any, t, key: str, where: str) -> None:
         isinstance(value, x) and not (isinstance(value, bool) and x in (int, float)) for x in types
     )
     if not ok:
-        raise ConfigError(f"{where}: {key} must be {_type_name(t)}, not {value!r}")
+        raise ConfigError(f"{where}: {key} must be {_type_name(t)}, not {shown(value)}")
 
 
 def _merge(schema: dict, data: Any, prefix: str, where: str) -> dict:
     if not isinstance(data, dict):
         raise ConfigError(f"{where}: {prefix.rstrip('.') or 'the config'} must be a mapping")
-    unknown = sorted(set(data) - set(schema), key=str)
+    unknown = sorted((k for k in data if k not in schema), key=repr)
     if unknown:
         raise ConfigError(
-            f"{where}: unknown key {prefix}{unknown[0]} (known: {', '.join(sorted(schema))})"
+            f"{where}: unknown key {prefix}{shown(unknown[0])} (known: {', '.join(sorted(schema))})"
         )
     out: dict[str, Any] = {}
     for key, spec in schema.items():
@@ -163,8 +194,15 @@ def check_config(data: Any, where: str = "<dict>") -> TrainConfig:
     for key in REQUIRED:
         if raw[key] is None:
             raise ConfigError(f"{where}: missing key {key}")
+    if not NAME_RE.match(raw["name"]) or set(raw["name"]) == {"."}:
+        raise ConfigError(
+            f"{where}: name must be a plain name (letters, digits, '_', '-', '.'; not a path), "
+            f"not {shown(raw['name'])}: it names the run's folder"
+        )
     if raw["game"] not in GAMES:
-        raise ConfigError(f"{where}: game must be one of {', '.join(GAMES)}, not {raw['game']!r}")
+        raise ConfigError(
+            f"{where}: game must be one of {', '.join(GAMES)}, not {shown(raw['game'])}"
+        )
     allowed = GAME_OPTIONS[raw["game"]]
     for key, value in raw["options"].items():
         if key not in allowed:
@@ -172,9 +210,9 @@ def check_config(data: Any, where: str = "<dict>") -> TrainConfig:
                 f"{where}: unknown key options.{key} for {raw['game']} "
                 f"(known: {', '.join(allowed)})"
             )
-        if value not in allowed[key]:
+        if type(value) is not type(allowed[key][0]) or value not in allowed[key]:
             raise ConfigError(
-                f"{where}: options.{key} must be one of {list(allowed[key])}, not {value!r}"
+                f"{where}: options.{key} must be one of {list(allowed[key])}, not {shown(value)}"
             )
     choices = {
         "algorithm": ALGORITHMS,
@@ -187,11 +225,26 @@ def check_config(data: Any, where: str = "<dict>") -> TrainConfig:
         value = raw[section][name] if section else raw[name]
         if value not in allowed_values:
             raise ConfigError(
-                f"{where}: {key} must be one of {', '.join(allowed_values)}, not {value!r}"
+                f"{where}: {key} must be one of {', '.join(allowed_values)}, not {shown(value)}"
             )
     arch = raw["network"]["net_arch"]
-    if not arch or not all(isinstance(x, int) and not isinstance(x, bool) and x > 0 for x in arch):
-        raise ConfigError(f"{where}: network.net_arch must be a list of positive integers")
+    if (
+        not arch
+        or len(arch) > 64
+        or not all(isinstance(x, int) and not isinstance(x, bool) and 0 < x <= 2**16 for x in arch)
+    ):
+        raise ConfigError(
+            f"{where}: network.net_arch must be a list of 1 to 64 layer sizes (integers "
+            f"1 … {2**16}), not {shown(arch)}"
+        )
+    for key, (low, high, low_in, high_in) in RANGES.items():
+        section, _, name = key.rpartition(".")
+        value = raw[section][name] if section else raw[name]
+        ok = math.isfinite(value) and (low <= value if low_in else low < value)
+        ok = ok and (value <= high if high_in else value < high)
+        if not ok:
+            span = f"{'[' if low_in else '('}{low:g}, {high:g}{']' if high_in else ')'}"
+            raise ConfigError(f"{where}: {key} must lie in {span}, not {shown(value)}")
     positive = ["total_timesteps", "num_envs", "torch_threads", "ppo.n_steps", "ppo.batch_size",
                 "ppo.n_epochs", "eval.every_steps", "eval.deals", "checkpoint.every_steps",
                 "checkpoint.keep"]  # fmt: skip
@@ -199,7 +252,7 @@ def check_config(data: Any, where: str = "<dict>") -> TrainConfig:
         section, _, name = key.rpartition(".")
         value = raw[section][name] if section else raw[name]
         if value <= 0:
-            raise ConfigError(f"{where}: {key} must be positive, not {value!r}")
+            raise ConfigError(f"{where}: {key} must be positive, not {shown(value)}")
     if raw["win_bonus"] < 0:
         raise ConfigError(f"{where}: win_bonus must be >= 0, not {raw['win_bonus']!r}")
     if raw["algorithm"] != "rllib_ppo":
@@ -218,13 +271,73 @@ def check_config(data: Any, where: str = "<dict>") -> TrainConfig:
     return TrainConfig(raw, where)
 
 
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """YAML's safe loader, refusing a key given twice in one mapping (PyYAML keeps the last)."""
+
+    def construct_mapping(self, node, deep=False):
+        seen = set()
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=deep)
+            try:
+                duplicate = key in seen
+                seen.add(key)
+            except TypeError:  # an unhashable key: construct_mapping refuses it below
+                duplicate = False
+            if duplicate:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"key {shown(key)} is given twice", key_node.start_mark
+                )
+        return super().construct_mapping(node, deep=deep)
+
+
 def load_config(path: str | Path) -> TrainConfig:
-    """Read and check a YAML config file."""
+    """Read and check a YAML config file (safe YAML: no objects are built from it)."""
     path = Path(path)
+    where = shown(str(path), 120)
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        with path.open("rb") as f:
+            data = f.read(MAX_CONFIG_BYTES + 1)
+        if len(data) > MAX_CONFIG_BYTES:
+            raise ConfigError(f"{where}: larger than {MAX_CONFIG_BYTES // 1024} KiB")
+        text = data.decode("utf-8")
     except OSError as e:
-        raise ConfigError(f"cannot read config {str(path)!r}: {e}") from None
+        raise ConfigError(f"cannot read config {where}: {e.strerror or e}") from None
+    except UnicodeDecodeError as e:
+        raise ConfigError(f"{where}: not UTF-8 text (byte {e.start})") from None
+    try:
+        data = yaml.load(text, Loader=_UniqueKeyLoader)
     except yaml.YAMLError as e:
-        raise ConfigError(f"{path}: not valid YAML: {e}") from None
-    return check_config(data if data is not None else {}, str(path))
+        raise ConfigError(f"{where}: not valid YAML: {shown(str(e), 300)}") from None
+    except RecursionError:
+        raise ConfigError(f"{where}: nested too deeply to be a config") from None
+    return check_config(data if data is not None else {}, where)
+
+
+def remove_run_folder(out: str | Path) -> None:
+    """Delete a run folder for ``--restart``, after checking that it is one: a folder under the
+    working directory or elsewhere, but not the working directory, one of its parents, the home
+    folder or a filesystem root, holding nothing but what a run writes (:data:`RUN_FILES`) and
+    its ``config.yaml``. Anything else is refused with a :class:`ConfigError`; nothing is
+    deleted."""
+    out = Path(out)
+    if not out.exists():
+        return
+    where = shown(str(out), 120)
+    if out.is_symlink() or not out.is_dir():
+        raise ConfigError(f"--restart: {where} is not a run folder (not a folder)")
+    real = out.resolve()
+    cwd = Path.cwd().resolve()
+    protected = {cwd, *cwd.parents, Path.home().resolve(), Path(real.anchor)}
+    if real in protected:
+        raise ConfigError(f"--restart: {where} is not a run folder; refusing to delete it")
+    entries = {p.name for p in out.iterdir()}
+    if not entries:
+        return  # an empty folder: nothing to delete
+    if "config.yaml" not in entries or not entries <= RUN_FILES:
+        extra = sorted(entries - RUN_FILES)
+        why = f"it holds {shown(extra[0])}" if extra else "it has no config.yaml"
+        raise ConfigError(
+            f"--restart: {where} does not look like a run folder ({why}); delete it yourself if "
+            "it is one"
+        )
+    shutil.rmtree(out)

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import csv
 import json
-import shutil
 import time
 from pathlib import Path
 from typing import Any
@@ -26,7 +25,7 @@ import numpy as np
 from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.vec_env import VecEnv, VecEnvWrapper
 
-from agents.config import ConfigError, TrainConfig
+from agents.config import ConfigError, TrainConfig, remove_run_folder
 from agents.learned import SB3Agent, env_signature
 from agents.play import VALIDATION_START, eval_deals, play_deals
 from solitaire_gym.envs.sb3 import SB3VecEnv
@@ -333,8 +332,8 @@ class TrainRun:
 
         cfg = self.cfg
         torch.set_num_threads(cfg.torch_threads)
-        if restart and self.out.exists():
-            shutil.rmtree(self.out)
+        if restart:
+            remove_run_folder(self.out)  # only a folder that holds a run, nothing else
         self.out.mkdir(parents=True, exist_ok=True)
         self._check_saved_config()
         (self.out / "config.yaml").write_text(cfg.to_yaml())

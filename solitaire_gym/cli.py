@@ -8,7 +8,7 @@ import sys
 
 from solitaire_gym import __version__
 from solitaire_gym.commands import COMMANDS
-from solitaire_gym.errors import SolitaireError
+from solitaire_gym.errors import SolitaireError, shown
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -37,6 +37,10 @@ def main(argv: list[str] | None = None) -> int:
     except SolitaireError as e:
         print(f"solitaire-gym {args.command}: {e}", file=sys.stderr)
         return 2
+    except OSError as e:  # a file that cannot be read or written: one line, no traceback
+        where = f" {shown(str(e.filename), 120)}" if e.filename is not None else ""
+        print(f"solitaire-gym {args.command}:{where} {e.strerror or e}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         return 130
 

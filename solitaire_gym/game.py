@@ -29,10 +29,18 @@ from solitaire_gym.engine.variants import (
     Variant,
     parse_code,
 )
-from solitaire_gym.errors import IllegalMoveError, MoveSyntaxError, UndoError
+from solitaire_gym.errors import (
+    ArgumentError,
+    GameCodeError,
+    IllegalMoveError,
+    MoveSyntaxError,
+    UndoError,
+    shown,
+)
 from solitaire_gym.rendering.ansi import board_text
 
-_WHERE_RE = re.compile(r"^(?:(w)|([tc])([1-9]\d*))$")
+_WHERE_RE = re.compile(r"^(?:(w)|([tc])([1-9]\d{0,2}))$", re.ASCII)  # ASCII digits, a few
+MAX_UNDO_DEPTH = 100_000  # undo records kept per game (8 bytes each); the apps keep 100 or 200
 _DIGITS_RE = re.compile(r"(\d+)")
 
 
@@ -53,8 +61,19 @@ class Game:
     """
 
     def __init__(self, variant: Variant, deal: int, *, undo_depth: int | None = None) -> None:
+        if not isinstance(variant, Variant):
+            raise GameCodeError(f"a Game needs a Variant, not {type(variant).__name__}")
+        variant.code(deal)  # validates the deal number
+        if undo_depth is not None and (
+            not isinstance(undo_depth, (int, np.integer))
+            or isinstance(undo_depth, bool)
+            or not 0 <= undo_depth <= MAX_UNDO_DEPTH
+        ):
+            raise ArgumentError(
+                f"undo_depth must be an integer in 0 … {MAX_UNDO_DEPTH}, not {shown(undo_depth)}"
+            )
         self._variant = variant
-        self._deal = deal
+        self._deal = int(deal)
         self._cfg = variant.cfg
         depth = variant.undo_depth if undo_depth is None else int(undo_depth)
         self._s: State = allocate(1, variant.n_cards, depth)
@@ -187,7 +206,7 @@ class Game:
             a = int(move)
             n = int(self._cfg[L_N])
             if not 0 <= a < n:
-                raise MoveSyntaxError(f"action {a} is outside 0 … {n - 1}")
+                raise MoveSyntaxError(f"action {shown(a)} is outside 0 … {n - 1}")
         else:
             try:
                 a = actions.move_to_action(self._cfg, move)
@@ -260,7 +279,7 @@ class Game:
         cfg = self._cfg
         cols, cells = int(cfg[1]), int(self._variant.cells)
         if m is None:
-            raise MoveSyntaxError(f"{pile!r} is not a pile to tap: expected 't1', 'w' or 'c1'")
+            raise MoveSyntaxError(f"{shown(pile)} is not a pile to tap: expected 't1', 'w' or 'c1'")
         if m.group(1):
             if self._variant.game == SEAHAVEN:
                 raise MoveSyntaxError(f"{self._variant.name} has no waste")

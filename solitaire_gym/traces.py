@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -51,13 +51,18 @@ from solitaire_gym.engine.variants import L_N, parse_code
 from solitaire_gym.envs.kernels import ACT_UNDO
 from solitaire_gym.envs.solitaire_env import SolitaireEnv
 from solitaire_gym.envs.vector_env import SolitaireVectorEnv
-from solitaire_gym.errors import SolitaireError
+from solitaire_gym.errors import SolitaireError, shown
 from solitaire_gym.game import Game
 
 FORMAT = "solitaire_gym.trace"
 VERSION = 1
 UNDO = "undo"
 _FIELDS = ("format", "version", "code", "agent", "start", "moves", "scores")
+MAX_TRACE_BYTES = 64 * 2**20
+"""Largest trace file :func:`load_trace` reads (about 8 million moves of notation)."""
+MAX_TRACE_MOVES = 1_000_000
+"""Most moves a trace may hold (the apps' games run to a few hundred)."""
+_CHECKPOINT_EVERY = 256  # Trace.positions keeps a copy of the game every this many moves
 
 
 class TraceError(SolitaireError):
@@ -70,17 +75,82 @@ class TraceError(SolitaireError):
         self.move = move
 
 
+class Positions(Sequence):
+    """The positions of a replayed trace, as a read-only sequence of ``Game.to_dict()`` dicts:
+    ``[0]`` is the start, ``[k]`` the position after move ``k``. Built on demand from a copy of
+    the game kept every 256 moves, so a trace costs a few bytes per move, not a dict per move;
+    reading them in order (iterating, or ``[k]`` then ``[k + 1]``) replays each move once."""
+
+    def __init__(self, checkpoints: list[Game], moves: Sequence[str], final: dict) -> None:
+        self._checkpoints = checkpoints
+        self._moves = moves
+        self._final = final
+        self._cursor: tuple[int, Game] | None = None
+
+    def __len__(self) -> int:
+        return len(self._moves) + 1
+
+    @staticmethod
+    def _apply(game: Game, move: str) -> None:
+        if move.strip().lower() == UNDO:
+            game.undo()
+        else:
+            game.play(move)
+
+    def _game_at(self, k: int) -> Game:
+        cur = self._cursor
+        if cur is None or not 0 <= k - cur[0] < _CHECKPOINT_EVERY:
+            base = k // _CHECKPOINT_EVERY * _CHECKPOINT_EVERY
+            cur = (base, self._checkpoints[k // _CHECKPOINT_EVERY].copy())
+        at, game = cur
+        for i in range(at, k):
+            self._apply(game, self._moves[i])
+        self._cursor = (k, game)
+        return game
+
+    def __getitem__(self, k):
+        if isinstance(k, slice):
+            return [self[i] for i in range(*k.indices(len(self)))]
+        if not isinstance(k, (int, np.integer)) or isinstance(k, bool):
+            raise TypeError(f"positions are indexed by integers, not {type(k).__name__}")
+        n = len(self)
+        k = int(k) + n if k < 0 else int(k)
+        if not 0 <= k < n:
+            raise IndexError(f"position {k} is outside 0 … {n - 1}")
+        if k == n - 1:
+            return dict(self._final)
+        return self._game_at(k).to_dict()
+
+    def __iter__(self) -> Iterator[dict]:
+        game = self._checkpoints[0].copy()
+        yield game.to_dict()
+        for move in self._moves:
+            self._apply(game, move)
+            yield game.to_dict()
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, (Positions, list)):
+            return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"<{len(self)} positions>"
+
+
 @dataclass
 class Trace:
     """A replayed trace. ``positions[0]`` is the start; ``positions[k]`` the position after move
-    ``k`` (``Game.to_dict()`` dicts, each with its score and move counter)."""
+    ``k`` (``Game.to_dict()`` dicts, each with its score and move counter; a :class:`Positions`
+    sequence that builds them on demand)."""
 
     code: str
     moves: list[str]
     agent: str | None = None
     scores: list[int] | None = None
     start: dict[str, Any] | None = None
-    positions: list[dict[str, Any]] = field(default_factory=list, repr=False)
+    positions: Sequence[dict[str, Any]] = field(default_factory=list, repr=False)
     won: bool = False  # the last position is a won game
 
     @property
@@ -129,16 +199,17 @@ class Trace:
             raise TraceError(f"missing field 'format' (expected {FORMAT!r})", field="format")
         if d["format"] != FORMAT:
             raise TraceError(
-                f"field 'format' is {d['format']!r}, expected {FORMAT!r}", field="format"
+                f"field 'format' is {shown(d['format'])}, expected {FORMAT!r}", field="format"
             )
         if type(d.get("version")) is not int or d["version"] != VERSION:
             raise TraceError(
-                f"field 'version' is {d.get('version')!r}; this package reads version {VERSION}",
+                f"field 'version' is {shown(d.get('version'))}; this package reads version "
+                f"{VERSION}",
                 field="version",
             )
-        unknown = sorted(set(d) - set(_FIELDS))
+        unknown = sorted((k for k in d if k not in _FIELDS), key=repr)
         if unknown:
-            raise TraceError(f"unknown field {unknown[0]!r}", field=unknown[0])
+            raise TraceError(f"unknown field {shown(unknown[0])}", field=shown(unknown[0]))
         for name in ("code", "moves"):
             if name not in d:
                 raise TraceError(f"missing field {name!r}", field=name)
@@ -150,14 +221,21 @@ class Trace:
         agent = d.get("agent")
         if agent is not None and not isinstance(agent, str):
             raise TraceError(
-                f"field 'agent' must be a string or null, not {agent!r}", field="agent"
+                f"field 'agent' must be a string or null, not {shown(agent)}", field="agent"
             )
         moves = d["moves"]
         if not isinstance(moves, list):
             raise TraceError("field 'moves' must be a list of move strings", field="moves")
+        if len(moves) > MAX_TRACE_MOVES:
+            raise TraceError(
+                f"field 'moves' holds {len(moves)} moves; a trace holds at most {MAX_TRACE_MOVES}",
+                field="moves",
+            )
         for k, m in enumerate(moves, 1):
             if not isinstance(m, str):
-                raise TraceError(f"move {k}: {m!r} is not a move string", field="moves", move=k)
+                raise TraceError(
+                    f"move {k}: {shown(m)} is not a move string", field="moves", move=k
+                )
         scores = d.get("scores")
         if scores is not None:
             if not isinstance(scores, list) or not all(
@@ -183,42 +261,51 @@ class Trace:
                     field="start",
                 )
         trace = cls(code, list(moves), agent, None if scores is None else list(scores), start)
-        trace.positions = _replay(game, moves, scores)
+        trace.positions = _replay(game, trace.moves, scores)
         trace.won = game.won
         return trace
 
 
-def _replay(game: Game, moves: Sequence[str], scores: Sequence[int] | None) -> list[dict]:
-    positions = [game.to_dict()]
+def _replay(game: Game, moves: Sequence[str], scores: Sequence[int] | None) -> Positions:
+    """Play ``moves`` on ``game`` (checking each, and the scores), keeping a copy of the game
+    every ``_CHECKPOINT_EVERY`` moves for :class:`Positions`."""
+    checkpoints = [game.copy()]
     for k, move in enumerate(moves, 1):
         try:
-            if move.strip().lower() == UNDO:
-                game.undo()
-            else:
-                game.play(move)
+            Positions._apply(game, move)
         except SolitaireError as e:
-            raise TraceError(f"move {k} ({move!r}): {e}", field="moves", move=k) from None
+            raise TraceError(f"move {k} ({shown(move)}): {e}", field="moves", move=k) from None
         if scores is not None and scores[k - 1] != game.score:
             raise TraceError(
-                f"move {k} ({move!r}): the score after it is {game.score}, but field 'scores' "
-                f"says {scores[k - 1]}",
+                f"move {k} ({shown(move)}): the score after it is {game.score}, but field "
+                f"'scores' says {shown(scores[k - 1])}",
                 field="scores",
                 move=k,
             )
-        positions.append(game.to_dict())
-    return positions
+        if k % _CHECKPOINT_EVERY == 0:
+            checkpoints.append(game.copy())
+    return Positions(checkpoints, tuple(moves), game.to_dict())
 
 
 def load_trace(path: str | os.PathLike) -> Trace:
     """Read, check and replay the trace file at ``path`` (see the module docstring)."""
+    if not isinstance(path, (str, os.PathLike)):
+        raise TraceError(f"a trace path is a string or a path, not {type(path).__name__}")
+    name = shown(os.fspath(path))
     try:
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as e:
-        raise TraceError(f"cannot read trace {os.fspath(path)!r}: {e}") from None
+        with open(path, "rb") as f:
+            data = f.read(MAX_TRACE_BYTES + 1)
+        if len(data) > MAX_TRACE_BYTES:
+            raise TraceError(f"trace {name} is larger than {MAX_TRACE_BYTES // 2**20} MiB")
+        text = data.decode("utf-8")
+    except (OSError, UnicodeDecodeError, TypeError) as e:
+        raise TraceError(f"cannot read trace {name}: {shown(str(e), 200)}") from None
     try:
         d = json.loads(text)
-    except json.JSONDecodeError as e:
-        raise TraceError(f"trace {os.fspath(path)!r} is not valid JSON: {e}") from None
+    except RecursionError:
+        raise TraceError(f"trace {name} is nested too deeply to be a trace") from None
+    except ValueError as e:  # JSONDecodeError, and integers longer than Python reads
+        raise TraceError(f"trace {name} is not valid JSON: {shown(str(e), 200)}") from None
     return Trace.from_dict(d)
 
 

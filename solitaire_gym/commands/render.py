@@ -12,8 +12,27 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 from solitaire_gym.errors import SolitaireError
+
+MIN_FPS, MAX_FPS = 0.01, 1000.0  # a frame shows for 100 s at most, 1 ms at least
+
+
+def _number(kind: type):
+    """An argparse type: ``kind`` (int or float) from a short ASCII text, naming bad text briefly."""
+
+    def parse(text: str):
+        try:
+            if not text.isascii() or len(text) > 40:
+                raise ValueError
+            return kind(text)
+        except ValueError:
+            what = "a whole number" if kind is int else "a number"
+            raise argparse.ArgumentTypeError(f"not {what}: {text[:40]!r}") from None
+
+    parse.__name__ = kind.__name__
+    return parse
 
 
 def register(subparsers) -> None:
@@ -28,11 +47,11 @@ def register(subparsers) -> None:
     p.add_argument("--html", metavar="OUT", help="write a self-contained HTML replay page")
     p.add_argument("--png", metavar="OUT", help="write the picture of one position (see --step)")
     p.add_argument(
-        "--step", type=int, default=None,
+        "--step", type=_number(int), default=None,
         help="the position for --png: 0 is the start, k the position after move k (default: last)",
     )  # fmt: skip
     p.add_argument(
-        "--fps", type=float, default=4.0, help="positions per second in videos (default 4)"
+        "--fps", type=_number(float), default=4.0, help="positions per second in videos (default 4)"
     )
     p.set_defaults(func=run)
 
@@ -42,8 +61,12 @@ def run(args: argparse.Namespace) -> int:
         print("solitaire-gym render: give at least one of --gif, --mp4, --html, --png",
               file=sys.stderr)  # fmt: skip
         return 2
-    if not args.fps > 0:
-        raise SolitaireError(f"--fps must be a positive number, not {args.fps}")
+    if not MIN_FPS <= args.fps <= MAX_FPS:
+        raise SolitaireError(f"--fps must lie in {MIN_FPS:g} … {MAX_FPS:g}, not {args.fps:g}")
+    for flag in ("gif", "mp4", "html", "png"):
+        out = getattr(args, flag)
+        if out and Path(out).is_dir():
+            raise SolitaireError(f"--{flag} {out!r:.80} is a folder; give a file name")
     from solitaire_gym.traces import load_trace
 
     trace = load_trace(args.trace)

@@ -16,27 +16,34 @@ import sys
 
 from solitaire_gym.distributed import add_ray_argument
 from solitaire_gym.engine.variants import SEAHAVEN
+from solitaire_gym.errors import shown
 from solitaire_gym.solver.batch import parse_deals, parse_variant, solve_many
 from solitaire_gym.solver.search import DEFAULT_SECONDS, EXACT_NOTE, THOUGHTFUL_NOTE, solve
 
 
 def _positive_float(text: str) -> float:
     try:
+        if not text.isascii() or len(text) > 40:
+            raise ValueError
         v = float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {shown(text)}") from None
     if not v > 0:
-        raise argparse.ArgumentTypeError(f"must be more than 0, not {text!r}")
+        raise argparse.ArgumentTypeError(f"must be more than 0, not {shown(text)}")
     return v
 
 
 def _positive_int(text: str) -> int:
     try:
+        if not text.isascii() or len(text) > 18:
+            raise ValueError
         v = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+        raise argparse.ArgumentTypeError(
+            f"not a whole number (at most 18 ASCII digits): {shown(text)}"
+        ) from None
     if v < 1:
-        raise argparse.ArgumentTypeError(f"must be 1 or more, not {text!r}")
+        raise argparse.ArgumentTypeError(f"must be 1 or more, not {shown(text)}")
     return v
 
 

@@ -52,7 +52,7 @@ from solitaire_gym.engine.variants import (
     L_WT,
     MAX_RUN,
 )
-from solitaire_gym.errors import IllegalMoveError, MoveSyntaxError
+from solitaire_gym.errors import IllegalMoveError, MoveSyntaxError, shown
 
 # Move kinds returned by decode().
 K_DRAW = 0
@@ -122,8 +122,12 @@ def enc_ft(cfg: np.ndarray, pile: int, dst: int) -> int:
 def action_to_move(cfg: np.ndarray, a: int) -> str:
     """Action id -> move string in the notation of docs/rules.md."""
     n_actions = int(cfg[L_N])
+    if isinstance(a, np.ndarray) and a.shape == ():
+        a = a.item()
+    if not isinstance(a, (int, np.integer)) or isinstance(a, bool):
+        raise MoveSyntaxError(f"an action id is an integer, not {shown(a)}")
     if not 0 <= int(a) < n_actions:
-        raise ValueError(f"action {a} is outside 0 … {n_actions - 1}")
+        raise MoveSyntaxError(f"action {shown(int(a))} is outside 0 … {n_actions - 1}")
     kind, src, dst, n = decode(cfg, int(a))
     if kind == K_DRAW:
         return "draw"
@@ -144,7 +148,12 @@ def action_to_move(cfg: np.ndarray, a: int) -> str:
     }[kind]
 
 
-_MOVE_RE = re.compile(r"^(?:(draw|recycle)|([twcf])(\d*)(?::(\d+))?>([tfc])(\d*))$")
+# ASCII digits only (re.ASCII: "\d" would take "٣" and fullwidth digits), and few of them: a pile
+# number or run length has at most 2 digits, so "t" + 5000 digits is not a move (and Python's
+# int() never sees it).
+_MOVE_RE = re.compile(
+    r"^(?:(draw|recycle)|([twcf])(\d{0,3})(?::(\d{1,3}))?>([tfc])(\d{0,3}))$", re.ASCII
+)
 
 
 def move_to_action(cfg: np.ndarray, move: str) -> int:
@@ -155,12 +164,13 @@ def move_to_action(cfg: np.ndarray, move: str) -> int:
         raise MoveSyntaxError(f"a move is a string, not {type(move).__name__}")
     text = move.strip().lower()
     game = GAME_NAMES[int(cfg[G_GAME])]
-    m = _MOVE_RE.match(text)
+    m = _MOVE_RE.match(text) if text.isascii() else None
     if m is None:
         raise MoveSyntaxError(
-            f"{move!r} is not a move: expected e.g. 'draw', 'recycle', 't3>t5', 't3:4>t7', "
+            f"{shown(move)} is not a move: expected e.g. 'draw', 'recycle', 't3>t5', 't3:4>t7', "
             "'w>f', 'f3>t4', 't5>c', 'c2>t4'"
         )
+    move = text  # short and ASCII from here on: messages may quote it whole
     word, sk, sn, runs, dk, dn = m.groups()
     has_stock = bool(cfg[L_STOCK])
     cols, piles, cells = int(cfg[G_COLS]), int(cfg[G_PILES]), int(cfg[L_CELLS])

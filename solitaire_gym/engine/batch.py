@@ -16,6 +16,7 @@ from solitaire_gym.engine.shuffle import deal_into
 from solitaire_gym.engine.state import State, allocate, nbytes_per_game, part_rows
 from solitaire_gym.engine.threads import num_threads, parallel_ok
 from solitaire_gym.engine.variants import L_N, MAX_DEAL, Variant
+from solitaire_gym.errors import ArgumentError, shown
 
 # Each parallel loop cuts the rows into ``parts`` (``state.part_rows``) and works through each
 # part on borrowed views of the state and arrays (``borrow.py``: no reference counting inside).
@@ -100,6 +101,22 @@ def undo_rows(state, cfg: np.ndarray, rows: np.ndarray, done: np.ndarray, parts:
         hold(owner)
 
 
+def int_array(values, what: str) -> np.ndarray:
+    """``values`` as a 1-D ``int64`` array, refusing anything that is not integers (floats, bools,
+    strings, objects): a cast would turn NaN into -2^63 and 0.9 into 0. Compiled code has no
+    bounds checks, so every public entry checks its rows, actions and deal numbers with this and
+    a range check before any kernel runs."""
+    try:
+        arr = np.asarray(values)
+    except (ValueError, TypeError, OverflowError, RecursionError):
+        raise ArgumentError(f"{what} must be integers, not {shown(values)}") from None
+    if arr.size and (arr.dtype == np.bool_ or not np.issubdtype(arr.dtype, np.integer)):
+        raise ArgumentError(f"{what} must be integers, not {shown(values)}")
+    if arr.size and arr.dtype == np.uint64 and int(arr.max()) > np.iinfo(np.int64).max:
+        raise ArgumentError(f"{what}: {int(arr.max())} is out of range")
+    return arr.astype(np.int64).reshape(-1)
+
+
 class Batch:
     """``size`` games of one variant in one :class:`State`, stepped together.
 
@@ -111,6 +128,11 @@ class Batch:
     """
 
     def __init__(self, variant: Variant, size: int, *, undo_depth: int = 0) -> None:
+        for name, value, low in (("size", size, 1), ("undo_depth", undo_depth, 0)):
+            if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value < low:
+                raise ArgumentError(f"{name} must be an integer >= {low}, not {shown(value)}")
+        if not isinstance(variant, Variant):
+            raise ArgumentError(f"variant must be a Variant, not {type(variant).__name__}")
         self.variant = variant
         self.cfg = variant.cfg
         self.size = int(size)
@@ -132,24 +154,22 @@ class Batch:
 
     def deal(self, deals, rows=None) -> None:
         """Deal numbers ``deals`` into ``rows`` (default: every row, in order)."""
-        deals = np.asarray(deals, dtype=np.int64).reshape(-1)
-        rows = np.arange(self.size) if rows is None else np.asarray(rows, np.int64).reshape(-1)
+        deals = int_array(deals, "deal numbers")
+        rows = np.arange(self.size) if rows is None else self._rows(rows)
         if deals.shape != rows.shape:
-            raise ValueError(f"{deals.size} deal numbers for {rows.size} rows")
+            raise ArgumentError(f"{deals.size} deal numbers for {rows.size} rows")
         if deals.size and (deals.min() < 0 or deals.max() > MAX_DEAL):
-            raise ValueError(f"deal numbers must lie in 0 … {MAX_DEAL}")
-        if rows.size and (rows.min() < 0 or rows.max() >= self.size):
-            raise ValueError(f"rows must lie in 0 … {self.size - 1}")
+            raise ArgumentError(f"deal numbers must lie in 0 … {MAX_DEAL}")
         self._run(deal_rows, _deal_range, rows.size, rows, deals)
 
     def step(self, actions) -> np.ndarray:
         """Play one action per row (negative: skip the row). Returns ``check_move``'s codes: 0
         where played, the refusal reason where the action is illegal (that row is unchanged)."""
-        act = np.asarray(actions, dtype=np.int64).reshape(-1)
+        act = int_array(actions, "actions")
         if act.shape[0] != self.size:
-            raise ValueError(f"expected {self.size} actions, got {act.shape[0]}")
+            raise ArgumentError(f"expected {self.size} actions, got {act.shape[0]}")
         if act.size and act.max() >= self.n_actions:
-            raise ValueError(f"action {int(act.max())} is outside 0 … {self.n_actions - 1}")
+            raise ArgumentError(f"action {int(act.max())} is outside 0 … {self.n_actions - 1}")
         self._run(step_rows, _step_range, act.size, act, self._reasons)
         return self._reasons
 
@@ -168,8 +188,18 @@ class Batch:
         """Won flags, as of the last :meth:`masks` call."""
         return self._won
 
+    def _rows(self, rows) -> np.ndarray:
+        rows = int_array(rows, "rows")
+        if rows.size and (rows.min() < 0 or rows.max() >= self.size):
+            bad = int(rows[(rows < 0) | (rows >= self.size)][0])
+            raise ArgumentError(f"row {bad} is outside 0 … {self.size - 1}")
+        if np.unique(rows).size != rows.size:  # two threads would work on one row at once
+            raise ArgumentError("rows must not repeat")
+        return rows
+
     def undo(self, rows) -> np.ndarray:
-        rows = np.asarray(rows, np.int64).reshape(-1)
+        """Undo the last action of each of ``rows``; True where there was one to undo."""
+        rows = self._rows(rows)
         done = np.zeros(rows.shape[0], np.bool_)
         self._run(undo_rows, _undo_range, rows.size, rows, done)
         return done

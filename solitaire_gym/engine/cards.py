@@ -13,6 +13,8 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
+from solitaire_gym.errors import shown
+
 EMPTY = -1
 N_FACES = 52
 RANKS = "A23456789TJQK"
@@ -55,9 +57,11 @@ def card_symbol(card: int) -> str:
 def parse_card(text: str) -> int:
     """Inverse of :func:`card_name` (any case). Raises ``ValueError`` naming the bad text."""
     if not isinstance(text, str) or len(text) != 2:
-        raise ValueError(f"not a card: {text!r} (expected rank then suit, e.g. 'AS', 'TH', 'KC')")
-    r = RANKS.find(text[0].upper())
-    s = SUITS.find(text[1].upper())
+        raise ValueError(
+            f"not a card: {shown(text)} (expected rank then suit, e.g. 'AS', 'TH', 'KC')"
+        )
+    r = RANKS.find(text[0].upper()) if text.isascii() else -1
+    s = SUITS.find(text[1].upper()) if text.isascii() else -1
     if r < 0 or s < 0:
         raise ValueError(f"not a card: {text!r} (ranks {RANKS}, suits {SUITS})")
     return s * 13 + r

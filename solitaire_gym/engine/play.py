@@ -31,6 +31,7 @@ from solitaire_gym.engine.actions import (
 )
 from solitaire_gym.engine.rules import first_empty_cell, foundation_for, pile_suit
 from solitaire_gym.engine.scoring import new_score, score_delta
+from solitaire_gym.engine.state import MOVES_MAX
 from solitaire_gym.engine.variants import G_DRAW
 
 
@@ -146,7 +147,8 @@ def apply(s, b: int, cfg: np.ndarray, a: int) -> np.int64:
         s.stock_unknown[b] = s.stock_len[b]
     prev = s.score[b]
     s.score[b] = new_score(cfg, prev, score_delta(cfg, kind, flipped))
-    s.moves[b] += 1
+    if s.moves[b] < MOVES_MAX:  # the counter stops at the largest int32 instead of wrapping
+        s.moves[b] += 1
     low = (
         np.int64(a)
         | (np.int64(count) << 11)

@@ -12,20 +12,43 @@ Format (``"format": "solitaire_gym.position"``, ``"version": 1``)::
     moves        the move counter
 
 The undo history is not part of a position.
+
+What :func:`from_dict` accepts. Besides the format (every card exactly once per deck, each field
+of the right type and length, face-down cards only at the bottom of a Double Solitaire column and
+never on top, face-up cards of a Double Solitaire column in sequence, columns short enough never
+to outgrow the state), it refuses what play can never reach, because nothing a game does brings
+it back:
+
+* more face-down cards in a column than the deal put there (face-down cards never move; they are
+  only turned over), and more cards in stock and waste together than the deal put in the stock
+  (cards leave them, never come back);
+* fewer moves than cards on the foundations (each card got there by an action, and the counter
+  never goes down), and a score above what that many moves can earn (at most 15 points per
+  action in Double Solitaire, 10 in the other games, 5 dollars in Vegas);
+* a score the tables cannot produce: outside Vegas a multiple of 5 and not negative; in Vegas
+  ``-104`` plus a multiple of 5;
+* numbers outside the counters' range (``0 … 2^31 - 1``; the engine's counters stop there).
+
+Everything else is accepted, although play may not reach it: a position is a puzzle to set up as
+much as a game to resume (tests and the solver build positions by hand), and deciding whether
+play can reach a position is as hard as solving it.
 """
 
 from __future__ import annotations
 
 from collections import Counter
+from functools import cache
 from typing import Any
 
 import numpy as np
 
 from solitaire_gym.engine.cards import N_FACES, card_name, parse_card
 from solitaire_gym.engine.rules import in_sequence_len, pile_suit
-from solitaire_gym.engine.state import State
+from solitaire_gym.engine.scoring import FLIP, SCORE_MAX, TO_FOUNDATION, TO_FOUNDATION_VEGAS
+from solitaire_gym.engine.shuffle import VEGAS_START, deal_into
+from solitaire_gym.engine.state import MOVES_MAX, State, allocate
 from solitaire_gym.engine.variants import DOUBLE, MAX_HEIGHT, MAX_RUN, SEAHAVEN, Variant, parse_code
-from solitaire_gym.errors import GameCodeError, PositionError
+from solitaire_gym.errors import GameCodeError, PositionError, shown
 
 FORMAT = "solitaire_gym.position"
 VERSION = 1
@@ -59,6 +82,15 @@ def to_dict(s: State, b: int, variant: Variant, deal: int) -> dict[str, Any]:
     return d
 
 
+@cache
+def dealt_shape(variant: Variant) -> tuple[tuple[int, ...], int]:
+    """The face-down cards of each column and the stock's size right after a deal (the same for
+    every deal number of ``variant``), read from the engine's deal."""
+    s = allocate(1, variant.n_cards)
+    deal_into(s, 0, variant.cfg, np.uint64(0))
+    return tuple(int(x) for x in s.tab_down[0]), int(s.stock_len[0])
+
+
 def _card(text: Any, where: str) -> int:
     try:
         return parse_card(text)
@@ -75,16 +107,18 @@ def from_dict(d: Any, s: State, b: int) -> tuple[Variant, int]:
     klondike = variant.game != SEAHAVEN
     expected = {"format", "version", "code", "tableau", "foundations", "score", "moves"}
     expected |= {"stock", "waste"} if klondike else {"cells"}
-    unknown = sorted(set(d) - expected)
+    unknown = sorted(set(d) - expected, key=repr)
     if unknown:
-        raise PositionError(f"unknown field {unknown[0]!r} for {variant.name}")
+        raise PositionError(f"unknown field {shown(unknown[0])} for {variant.name}")
     missing = sorted(expected - set(d) - {"format", "version"})
     if missing:
         raise PositionError(f"missing field {missing[0]!r}")
     if d.get("format", FORMAT) != FORMAT:
-        raise PositionError(f"field 'format' is {d['format']!r}, expected {FORMAT!r}")
-    if d.get("version", VERSION) != VERSION:
-        raise PositionError(f"field 'version' is {d['version']!r}; this package reads {VERSION}")
+        raise PositionError(f"field 'format' is {shown(d['format'])}, expected {FORMAT!r}")
+    version = d.get("version", VERSION)
+    if type(version) is not int or version != VERSION:
+        raise PositionError(f"field 'version' is {shown(version)}; this package reads {VERSION}")
+    dealt_down, dealt_stock = dealt_shape(variant)
 
     tmp = State(*(np.zeros_like(a[b : b + 1]) for a in s))
     tmp.tab[:] = -1
@@ -121,6 +155,11 @@ def from_dict(d: Any, s: State, b: int) -> tuple[Variant, int]:
             seen[card] += 1
         if col and down == len(col):
             raise PositionError(f"{name}: its top card is face down; the app turns it over at once")
+        if down > dealt_down[c]:
+            raise PositionError(
+                f"{name} holds {down} face-down cards; the deal puts {dealt_down[c]} there, and "
+                "face-down cards never move"
+            )
         tmp.tab_len[0, c] = len(col)
         tmp.tab_down[0, c] = down
         tmp.tab_unknown[0, c] = down
@@ -148,7 +187,7 @@ def from_dict(d: Any, s: State, b: int) -> tuple[Variant, int]:
         suit = int(pile_suit(cfg, p))
         if card // 13 != suit:
             raise PositionError(
-                f"foundation f{p + 1} holds {'SHDC'[suit]} cards only, not {text!r}"
+                f"foundation f{p + 1} holds {'SHDC'[suit]} cards only, not {shown(text)}"
             )
         tmp.found[0, p] = card % 13 + 1
         for r in range(card % 13 + 1):
@@ -172,6 +211,12 @@ def from_dict(d: Any, s: State, b: int) -> tuple[Variant, int]:
                 seen[card] += 1
             lens[0] = len(parsed)
         tmp.stock_unknown[0] = tmp.stock_len[0]
+        left = int(tmp.stock_len[0]) + int(tmp.waste_len[0])
+        if left > dealt_stock:
+            raise PositionError(
+                f"stock and waste hold {left} cards; the deal puts {dealt_stock} in the stock, "
+                "and no card goes back there"
+            )
     else:
         cells = d["cells"]
         if not isinstance(cells, list) or len(cells) != variant.cells:
@@ -189,16 +234,7 @@ def from_dict(d: Any, s: State, b: int) -> tuple[Variant, int]:
             raise PositionError(
                 f"card {card_name(card)} {what}: it appears {seen[card]} times, expected {decks}"
             )
-    for field in ("score", "moves"):
-        v = d[field]
-        if not isinstance(v, int) or isinstance(v, bool):
-            raise PositionError(f"field {field!r} must be an integer, not {v!r}")
-        if not -(2**31) <= v < 2**31:
-            raise PositionError(f"field {field!r} is out of range: {v}")
-    if d["moves"] < 0:
-        raise PositionError(f"field 'moves' cannot be negative: {d['moves']}")
-    if d["score"] < 0 and not variant.vegas:
-        raise PositionError(f"field 'score' cannot be negative outside Vegas: {d['score']}")
+    _check_counters(d, variant, int(tmp.found[0].sum()))
     tmp.score[0] = d["score"]
     tmp.moves[0] = d["moves"]
     for dst, src in zip(s, tmp, strict=True):
@@ -208,6 +244,37 @@ def from_dict(d: Any, s: State, b: int) -> tuple[Variant, int]:
     s.hist_len[b] = 0
     s.hist_top[b] = 0
     return variant, deal
+
+
+def _check_counters(d: dict, variant: Variant, on_foundations: int) -> None:
+    """``score`` and ``moves``: integers in range, and what the scoring tables can produce."""
+    for field in ("score", "moves"):
+        v = d[field]
+        if not isinstance(v, int) or isinstance(v, bool):
+            raise PositionError(f"field {field!r} must be an integer, not {shown(v)}")
+    moves, score = d["moves"], d["score"]
+    if not 0 <= moves <= MOVES_MAX:
+        raise PositionError(f"field 'moves' must lie in 0 … {MOVES_MAX}, not {shown(moves)}")
+    if moves < on_foundations:
+        raise PositionError(
+            f"field 'moves' is {moves}, but {on_foundations} cards are on the foundations: each "
+            "got there by a move, and the counter never goes down"
+        )
+    if variant.vegas:
+        low, step, per_move = VEGAS_START, 5, TO_FOUNDATION_VEGAS
+    else:
+        low, step = 0, 5
+        per_move = TO_FOUNDATION + (FLIP if variant.game == DOUBLE else 0)
+    high = min(SCORE_MAX, low + per_move * moves)
+    if not low <= score <= high:
+        raise PositionError(
+            f"field 'score' must lie in {low} … {high} after {moves} moves of {variant.name}"
+            f"{' (Vegas)' if variant.vegas else ''}, not {shown(score)}"
+        )
+    if (score - low) % step and score != SCORE_MAX:
+        raise PositionError(
+            f"field 'score' is {score}: the scoring tables give {low} plus multiples of {step}"
+        )
 
 
 def variant_of(d: Any) -> tuple[Variant, int]:

@@ -11,7 +11,9 @@ card from a free cell to a column             —       —        —          
 anything else (column to column, take-backs)  0       0        0           0
 ============================================  ======  =======  ==========  ========
 
-Floor at 0 except in Vegas, which starts at −104 $ and has no floor.
+Floor at 0 except in Vegas, which starts at −104 $ and has no floor. The score is kept in an
+``int32`` (``state.py``); it stops at :data:`SCORE_MAX` instead of wrapping around, which only a
+position played for hundreds of millions of moves could reach.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ WASTE_TO_COLUMN = 5
 CELL_TO_COLUMN = 5
 FLIP = 5
 RECYCLE = -100
+SCORE_MAX = 2**31 - 1  # the largest int32: the score stays there rather than wrapping around
 
 
 @nb.njit(cache=True)
@@ -53,9 +56,11 @@ def score_delta(cfg: np.ndarray, kind: int, flipped: bool) -> int:
 
 @nb.njit(cache=True)
 def new_score(cfg: np.ndarray, score: int, delta: int) -> int:
-    s = score + delta
+    s = np.int64(score) + delta
     if cfg[G_VEGAS] == 0 and s < 0:
         return 0
+    if s > SCORE_MAX:
+        return SCORE_MAX
     return s
 
 

@@ -29,6 +29,8 @@ from numba.experimental import structref
 
 from solitaire_gym.engine.variants import MAX_CELLS, MAX_HEIGHT
 
+MOVES_MAX = 2**31 - 1  # the largest int32: the move counter stays there rather than wrapping around
+
 FIELDS = (
     "tab",  # (B, 10, MAX_HEIGHT) int8  card id or EMPTY
     "tab_len",  # (B, 10) int8  cards in each column
@@ -39,8 +41,8 @@ FIELDS = (
     "waste_len",  # (B,) int16
     "found",  # (B, 8) int8  cards on each foundation pile
     "cells",  # (B, 4) int8  card id or EMPTY
-    "score",  # (B,) int32  the app's score (Vegas: dollars)
-    "moves",  # (B,) int32  the app's move counter (never goes down)
+    "score",  # (B,) int32  the app's score (Vegas: dollars); stops at 2^31 - 1, never wraps
+    "moves",  # (B,) int32  the app's move counter (never goes down; stops at MOVES_MAX)
     "hist",  # (B, H) int64  undo records (ring buffer), H = undo depth (may be 0)
     "hist_len",  # (B,) int32  undoable records
     "hist_top",  # (B,) int32  ring index of the next record

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from solitaire_gym.errors import GameCodeError
+from solitaire_gym.errors import GameCodeError, shown
 
 # ---- game kinds ------------------------------------------------------------------------------
 DOUBLE = 0  # Double Solitaire: 2 decks, 9 columns, face-down cards, alternate-colour building
@@ -90,22 +90,22 @@ class Variant:
 
     def __post_init__(self) -> None:
         if self.game not in PREFIX:
-            raise GameCodeError(f"unknown game {self.game!r}")
+            raise GameCodeError(f"unknown game {shown(self.game)}")
         name = GAME_NAMES[self.game]
         for option in ("draw", "cells"):
             value = getattr(self, option)
             if value is not None and (
                 not isinstance(value, (int, np.integer)) or isinstance(value, bool)
             ):
-                raise GameCodeError(f"{option} must be an integer, not {value!r}")
+                raise GameCodeError(f"{option} must be an integer, not {shown(value)}")
         if not isinstance(self.vegas, (bool, np.bool_)):
-            raise GameCodeError(f"vegas must be True or False, not {self.vegas!r}")
+            raise GameCodeError(f"vegas must be True or False, not {shown(self.vegas)}")
         if self.game == SEAHAVEN:
             if self.draw is not None or self.vegas:
                 raise GameCodeError(f"{name} has no stock: draw and scoring are not its options")
             cells = 4 if self.cells is None else int(self.cells)
             if cells not in (4, 2, 1):
-                raise GameCodeError(f"{name} has 4, 2 or 1 free cells, not {self.cells!r}")
+                raise GameCodeError(f"{name} has 4, 2 or 1 free cells, not {shown(self.cells)}")
             object.__setattr__(self, "cells", cells)
             object.__setattr__(self, "draw", 0)
         else:
@@ -113,7 +113,7 @@ class Variant:
                 raise GameCodeError(f"{name} has no free cells: cells is not its option")
             draw = 1 if self.draw is None else int(self.draw)
             if draw not in (1, 3):
-                raise GameCodeError(f"{name} draws 1 or 3 cards, not {self.draw!r}")
+                raise GameCodeError(f"{name} draws 1 or 3 cards, not {shown(self.draw)}")
             if self.vegas and self.game != DOUBLE:
                 raise GameCodeError(f"{name} offers only Normal scoring, not Vegas")
             object.__setattr__(self, "draw", draw)
@@ -185,17 +185,24 @@ class Variant:
         """Build a variant from readable names: ``Variant.from_names("seahaven", cells=2)``.
         An option the game does not have (``cells`` for a Klondike game, ``draw`` or ``scoring``
         for Seahaven Towers) is refused; omitted options take the apps' defaults."""
-        kind = _ALIASES.get(str(game).strip().lower().replace(" ", "_").replace("-", "_"))
+        name = (
+            game.strip().lower().replace(" ", "_").replace("-", "_")
+            if isinstance(game, str)
+            else None
+        )
+        kind = _ALIASES.get(name) if name is not None else None
         if kind is None:
             raise GameCodeError(
-                f"unknown game {game!r}: expected 'double_solitaire', 'solitaire_reflechi' "
+                f"unknown game {shown(game)}: expected 'double_solitaire', 'solitaire_reflechi' "
                 "or 'seahaven_towers'"
             )
         vegas = False
         if scoring is not None:
-            scoring_l = str(scoring).strip().lower()
+            scoring_l = scoring.strip().lower() if isinstance(scoring, str) else None
             if scoring_l not in ("normal", "vegas"):
-                raise GameCodeError(f"unknown scoring {scoring!r}: expected 'normal' or 'vegas'")
+                raise GameCodeError(
+                    f"unknown scoring {shown(scoring)}: expected 'normal' or 'vegas'"
+                )
             if kind == SEAHAVEN:
                 raise GameCodeError("Seahaven Towers has no scoring option")
             vegas = scoring_l == "vegas"
@@ -204,10 +211,10 @@ class Variant:
 
 def format_deal(deal: int) -> str:
     if not isinstance(deal, (int, np.integer)) or isinstance(deal, bool):
-        raise GameCodeError(f"deal number must be an integer, not {deal!r}")
+        raise GameCodeError(f"deal number must be an integer, not {shown(deal)}")
     deal = int(deal)
     if not 0 <= deal <= MAX_DEAL:
-        raise GameCodeError(f"deal number {deal} is outside 0 … {MAX_DEAL}")
+        raise GameCodeError(f"deal number {shown(deal)} is outside 0 … {MAX_DEAL}")
     return "".join(BASE32[(deal >> (5 * i)) & 31] for i in reversed(range(DEAL_DIGITS)))
 
 
@@ -216,14 +223,14 @@ def parse_deal(text: str) -> int:
     t = text.strip().upper()
     if len(t) != DEAL_DIGITS:
         raise GameCodeError(
-            f"deal number {text!r} has {len(t)} characters; it must have {DEAL_DIGITS}"
+            f"deal number {shown(text)} has {len(t)} characters; it must have {DEAL_DIGITS}"
         )
     value = 0
     for i, ch in enumerate(t):
         d = BASE32.find(ch)
         if d < 0:
             raise GameCodeError(
-                f"deal number {text!r}: character {ch!r} at position {i + 1} is not in the "
+                f"deal number {shown(text)}: character {ch!r} at position {i + 1} is not in the "
                 "base-32 alphabet A–Z, 2–7"
             )
         value = value * 32 + d
@@ -245,24 +252,32 @@ def parse_code(code: str) -> tuple[Variant, int]:
     Any case; spaces, tabs and line breaks anywhere are ignored (``"sh1 - c4 - aaaaaj2"``)."""
     if not isinstance(code, str):
         raise GameCodeError(f"a game code is a string, not {type(code).__name__}")
+    if not code.isascii():
+        bad = next(ch for ch in code if not ch.isascii())
+        raise GameCodeError(
+            f"game code {shown(code)}: character {bad!r} is not ASCII (codes are written in "
+            "A–Z, 0–9 and '-')"
+        )
     text = _BLANKS_RE.sub("", code).upper()
     if not text:
         raise GameCodeError("empty game code: expected e.g. 'SH1-C4-AAAAAJ2'")
     parts = text.split("-")
     if len(parts) != 3:
         raise GameCodeError(
-            f"game code {code!r} must have three parts separated by '-' (game-options-deal), "
+            f"game code {shown(code)} must have three parts separated by '-' (game-options-deal), "
             f"e.g. 'DS1-D1N-AAAAAAB'; it has {len(parts)}"
         )
     prefix, options, deal_text = parts
     kind = {v: k for k, v in PREFIX.items()}.get(prefix)
     if kind is None:
-        raise GameCodeError(f"unknown game {prefix!r} in {code!r}: expected DS1, TF1 or SH1")
+        raise GameCodeError(
+            f"unknown game {shown(prefix)} in {shown(code)}: expected DS1, TF1 or SH1"
+        )
     m = _OPTIONS_RE[kind].match(options)
     offered = {DOUBLE: "D1N, D1V, D3N, D3V", REFLECHI: "D1N, D3N", SEAHAVEN: "C4, C2, C1"}[kind]
     if m is None:
         raise GameCodeError(
-            f"options {options!r} in {code!r} are not offered by {GAME_NAMES[kind]}: "
+            f"options {shown(options)} in {shown(code)} are not offered by {GAME_NAMES[kind]}: "
             f"expected one of {offered}"
         )
     try:
@@ -272,7 +287,7 @@ def parse_code(code: str) -> tuple[Variant, int]:
             variant = Variant(kind, draw=int(m.group(1)), vegas=m.group(2) == "V")
     except GameCodeError as e:
         raise GameCodeError(
-            f"options {options!r} in {code!r} are not offered by {GAME_NAMES[kind]} ({e}): "
+            f"options {shown(options)} in {shown(code)} are not offered by {GAME_NAMES[kind]} ({e}): "
             f"expected one of {offered}"
         ) from None
     return variant, parse_deal(deal_text)

@@ -16,8 +16,9 @@ from gymnasium import spaces
 
 from solitaire_gym.engine import actions as engine_actions
 from solitaire_gym.engine import position, threads
-from solitaire_gym.engine.batch import Batch
+from solitaire_gym.engine.batch import Batch, int_array
 from solitaire_gym.engine.rules import R_BAD_ACTION, refusal_text
+from solitaire_gym.engine.state import allocate
 from solitaire_gym.engine.variants import (
     G_COLS,
     G_PILES,
@@ -29,7 +30,7 @@ from solitaire_gym.engine.variants import (
 )
 from solitaire_gym.envs import deal_lists, kernels
 from solitaire_gym.envs.observation import layout
-from solitaire_gym.errors import GameCodeError
+from solitaire_gym.errors import ArgumentError, GameCodeError, MoveSyntaxError, shown
 
 # ---- deal splits -------------------------------------------------------------------------------
 EVAL_SPLIT_END = 2**20
@@ -43,6 +44,15 @@ SPLITS = {"train": (EVAL_SPLIT_END, MAX_DEAL + 1), "eval": (0, EVAL_SPLIT_END)}
 def sample_deals(rng: np.random.Generator, n: int, split: str) -> np.ndarray:
     lo, hi = SPLITS[split]
     return rng.integers(lo, hi, size=n, dtype=np.int64)
+
+
+def check_seed(seed: Any) -> int | None:
+    """A reset seed: None or an integer >= 0 (what ``np.random.default_rng`` takes)."""
+    if seed is None:
+        return None
+    if not isinstance(seed, (int, np.integer)) or isinstance(seed, bool) or seed < 0:
+        raise ArgumentError(f"seed must be None or an integer >= 0, not {shown(seed)}")
+    return int(seed)
 
 
 # ---- options -----------------------------------------------------------------------------------
@@ -107,41 +117,42 @@ class EnvOptions:
         variant = Variant.from_names(game, draw=draw, scoring=scoring, cells=cells)
 
         def pick(name: str, value: Any, allowed) -> None:
-            if value not in allowed:
-                raise ValueError(f"{name}={value!r} is not one of {sorted(allowed)}")
+            if not isinstance(value, str) or value not in allowed:
+                raise ArgumentError(f"{name}={shown(value)} is not one of {sorted(allowed)}")
 
         pick("reward_mode", reward_mode, REWARD_MODES)
         pick("action_mode", action_mode, ACTION_MODES)
         pick("illegal_action", illegal_action, ("penalty", "raise"))
         pick("split", split, SPLITS)
         pick("deals", deals, DEAL_SOURCES)
-        if not isinstance(undo, bool):
-            raise ValueError(f"undo must be True or False, not {undo!r}")
+        if not isinstance(undo, (bool, np.bool_)):
+            raise ArgumentError(f"undo must be True or False, not {shown(undo)}")
 
         def amount(name: str, value: Any) -> float:
             ok = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(
                 value, (bool, np.bool_)
             )
             if not ok or not np.isfinite(value) or value < 0:
-                raise ValueError(f"{name} must be a finite number >= 0, not {value!r}")
+                raise ArgumentError(f"{name} must be a finite number >= 0, not {shown(value)}")
             return float(value)
 
         penalty = amount("illegal_penalty", illegal_penalty)
         bonus = amount("win_bonus", win_bonus)
         if bonus and reward_mode != "foundation":
-            raise ValueError(
+            raise ArgumentError(
                 f"win_bonus is a part of reward_mode='foundation' only, not of {reward_mode!r}"
             )
         if deals == "solvable":
             if split != "train":
-                raise ValueError(
+                raise ArgumentError(
                     "deals='solvable' draws from a list of training deals: it cannot be combined "
                     f"with split={split!r} (evaluation deals are drawn as they are)"
                 )
             deal_lists.solvable_deals(variant)  # the list is shipped and readable
         return cls(
-            variant, reward_mode, action_mode, undo, illegal_action, penalty, split, bonus, deals
-        )
+            variant, reward_mode, action_mode, bool(undo), illegal_action, penalty, split, bonus,
+            deals,
+        )  # fmt: skip
 
 
 ENV_ARGUMENTS = ("render_mode", "max_episode_steps")
@@ -244,7 +255,7 @@ class EnvCore:
         rows = np.asarray(rows, np.int64)
         deals = np.asarray(deals, np.int64)
         if deals.shape != rows.shape:
-            raise ValueError(f"{deals.size} deal numbers for {rows.size} games")
+            raise ArgumentError(f"{deals.size} deal numbers for {rows.size} games")
         self.codes[rows] = self.variant.codes(deals)  # validates the numbers
         self.deals[rows] = deals
         self.refresh(rows, deals)
@@ -263,34 +274,59 @@ class EnvCore:
                 f"{what} is a {variant.tag} game; this env plays {self.variant.tag}"
             )
 
-    def deal_from_options(self, options: dict | None, rng: np.random.Generator, n: int):
-        """Deal numbers (or a position) asked for by ``reset(options=...)``; None: sample."""
-        options = options or {}
-        unknown = sorted(set(options) - {"code", "deal", "state", "reset_mask"})
+    def reset_request(self, options: Any, n: int, *, state: bool):
+        """Check ``reset(options=...)`` without touching any game or random generator: the deal
+        numbers asked for (an array of ``n``), a checked position dict (``"state"``, where
+        ``state`` allows it), or None (draw from the split). Raises :class:`ArgumentError` (or
+        the code's or position's own error) naming the bad option."""
+        if options is None:
+            return None
+        if not isinstance(options, dict):
+            raise ArgumentError(f"reset options are a dict, not {type(options).__name__}")
+        keys = ("code", "deal", "state") if state else ("code", "deal")
+        unknown = sorted((k for k in options if k not in keys), key=repr)
         if unknown:
-            raise ValueError(f"unknown reset option {unknown[0]!r}: use 'code', 'deal' or 'state'")
-        given = [k for k in ("code", "deal", "state") if options.get(k) is not None]
+            raise ArgumentError(
+                f"unknown reset option {shown(unknown[0])}: use {', '.join(map(repr, keys))}"
+            )
+        given = [k for k in keys if options.get(k) is not None]
         if len(given) > 1:
-            raise ValueError(f"reset options {given} conflict: give one of 'code', 'deal', 'state'")
+            raise ArgumentError(f"reset options {given} conflict: give one of {', '.join(keys)}")
         if not given:
-            return self.draw(rng, n)
+            return None
         key = given[0]
+        value = options[key]
         if key == "state":
-            return options["state"]
-        values = options[key]
-        values = [values] if isinstance(values, (str, int, np.integer)) else list(values)
-        if len(values) != n:
-            raise ValueError(f"reset option {key!r} gives {len(values)} values for {n} games")
-        out = []
-        for v in values:
-            if key == "code":
+            if not isinstance(value, dict):
+                raise ArgumentError(
+                    f"reset option 'state' is a position dict (Game.to_dict()), not "
+                    f"{type(value).__name__}"
+                )
+            variant, _ = position.variant_of(value)
+            self.check_variant(variant, "state")
+            position.from_dict(
+                value, allocate(1, variant.n_cards), 0
+            )  # checks, writes nothing here
+            return value
+        if key == "code":
+            values = [value] if isinstance(value, str) else value
+            if not isinstance(values, (list, tuple, np.ndarray)) or len(values) != n:
+                raise ArgumentError(
+                    f"reset option 'code' takes {'a code or ' if n == 1 else ''}a list of {n} "
+                    f"codes, not {shown(value)}"
+                )
+            out = []
+            for v in values:
                 variant, deal = parse_code(v)
-                self.check_variant(variant, f"code {v!r}")
-            else:
-                self.variant.code(v)  # validates the number
-                deal = int(v)
-            out.append(deal)
-        return np.array(out, np.int64)
+                self.check_variant(variant, f"code {shown(v)}")
+                out.append(deal)
+            return np.array(out, np.int64)
+        one = isinstance(value, (int, np.integer)) and not isinstance(value, bool)
+        deals = int_array([value] if one else value, "reset option 'deal'")
+        if deals.size != n or (not one and np.ndim(value) != 1):
+            raise ArgumentError(f"reset option 'deal' takes {n} deal numbers, not {shown(value)}")
+        self.variant.codes(deals)  # validates the numbers
+        return deals
 
     def detach(self) -> None:
         """Give the env new observation, mask and reward buffers (copies of the current ones), so
@@ -369,9 +405,9 @@ class EnvCore:
         if self.mode == kernels.MODE_MOVE:
             return engine_actions.move_to_action(self.cfg, move)
         names = self.tap_names()
-        text = move.strip().lower() if isinstance(move, str) else move
+        text = move.strip().lower() if isinstance(move, str) else None
         if text not in names:
-            raise ValueError(f"{move!r} is not a tap action; expected one of {names}")
+            raise MoveSyntaxError(f"{shown(move)} is not a tap action; expected one of {names}")
         return names.index(text)
 
     def tap_names(self) -> list[str]:
@@ -386,10 +422,23 @@ class EnvCore:
         if isinstance(a, np.ndarray) and a.shape == ():
             a = a.item()
         if not isinstance(a, (int, np.integer)) or isinstance(a, bool):
-            raise ValueError(f"action must be an integer in 0 … {self.n_actions - 1}, not {a!r}")
+            raise ArgumentError(
+                f"action must be an integer in 0 … {self.n_actions - 1}, not {shown(a)}"
+            )
         if not 0 <= int(a) < self.n_actions:
-            raise ValueError(f"action {a} is outside the action space 0 … {self.n_actions - 1}")
+            raise ArgumentError(
+                f"action {shown(int(a))} is outside the action space 0 … {self.n_actions - 1}"
+            )
         return int(a)
+
+    def check_rows(self, rows: Any) -> np.ndarray:
+        """Row numbers ``0 … num-1`` (an int or integers) as an array; refuses anything else."""
+        one = isinstance(rows, (int, np.integer)) and not isinstance(rows, bool)
+        out = int_array([rows] if one else rows, "indices")
+        if out.size and (out.min() < 0 or out.max() >= self.num):
+            bad = int(out[(out < 0) | (out >= self.num)][0])
+            raise ArgumentError(f"index {bad} is outside 0 … {self.num - 1}")
+        return out
 
     def to_dict(self, row: int) -> dict:
         return position.to_dict(self.state, row, self.variant, int(self.deals[row]))

@@ -22,7 +22,13 @@ from typing import Any
 import numpy as np
 from stable_baselines3.common.vec_env import VecEnv
 
-from solitaire_gym.envs.core import DEFAULT_MAX_EPISODE_STEPS, EnvCore, EnvOptions
+from solitaire_gym.envs.core import (
+    DEFAULT_MAX_EPISODE_STEPS,
+    EnvCore,
+    EnvOptions,
+    check_seed,
+)
+from solitaire_gym.errors import ArgumentError, shown
 
 
 class SB3VecEnv(VecEnv):
@@ -38,14 +44,22 @@ class SB3VecEnv(VecEnv):
         seed: int | None = None,
         **kwargs: Any,
     ) -> None:
-        if not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
-            raise ValueError(f"num_envs must be a positive integer, not {num_envs!r}")
+        def positive(value) -> bool:
+            return (
+                isinstance(value, (int, np.integer)) and not isinstance(value, bool) and value > 0
+            )
+
+        if not positive(num_envs):
+            raise ArgumentError(f"num_envs must be a positive integer, not {shown(num_envs)}")
+        seed = check_seed(seed)
         self.options = EnvOptions.build(game, **kwargs)
-        self._core = EnvCore(self.options, int(num_envs))
         if max_episode_steps is None:
             max_episode_steps = DEFAULT_MAX_EPISODE_STEPS[self.options.variant.prefix]
-        if max_episode_steps < 1:
-            raise ValueError(f"max_episode_steps must be positive, not {max_episode_steps}")
+        if not positive(max_episode_steps):
+            raise ArgumentError(
+                f"max_episode_steps must be a positive integer, not {shown(max_episode_steps)}"
+            )
+        self._core = EnvCore(self.options, int(num_envs))
         self.max_episode_steps = int(max_episode_steps)
         self.render_mode = None  # read by VecEnv.__init__ through get_attr (no rendering here)
         self._all = np.arange(int(num_envs), dtype=np.int64)
@@ -68,11 +82,19 @@ class SB3VecEnv(VecEnv):
         return self._core.obs.copy()
 
     def step_async(self, actions: np.ndarray) -> None:
-        act = np.asarray(actions).reshape(-1)
+        # Integers only: a cast would make NaN a huge negative number (a silent no-op that still
+        # counts toward the step limit) and 0.9 the action 0.
+        act = np.asarray(actions)
+        if act.dtype == np.bool_ or not np.issubdtype(act.dtype, np.integer):
+            raise ArgumentError(f"actions must be integers, not {shown(actions)}")
+        act = act.reshape(-1)
         if act.shape[0] != self.num_envs:
-            raise ValueError(f"expected {self.num_envs} actions, got {act.shape[0]}")
+            raise ArgumentError(f"expected {self.num_envs} actions, got {act.shape[0]}")
         if act.min() < 0 or act.max() >= self._core.n_actions:
-            raise ValueError(f"actions must lie in 0 … {self._core.n_actions - 1}")
+            bad = int(act[(act < 0) | (act >= self._core.n_actions)][0])
+            raise ArgumentError(
+                f"action {bad} is outside the action space 0 … {self._core.n_actions - 1}"
+            )
         self._act[:] = act
 
     def step_wait(self):
@@ -112,12 +134,15 @@ class SB3VecEnv(VecEnv):
     def close(self) -> None:
         pass
 
+    def seed(self, seed: int | None = None):
+        """SB3's seeding (game ``i`` gets ``seed + i``; this env draws every deal from one
+        generator, seeded by ``seed`` at the next reset)."""
+        return super().seed(check_seed(seed))
+
     def _rows(self, indices) -> np.ndarray:
         if indices is None:
             return self._all
-        if isinstance(indices, (int, np.integer)):
-            return np.array([indices], np.int64)
-        return np.asarray(list(indices), np.int64)
+        return self._core.check_rows(indices if not isinstance(indices, range) else list(indices))
 
     def get_attr(self, attr_name: str, indices=None) -> list[Any]:
         value = getattr(self, attr_name)

@@ -8,9 +8,9 @@ import gymnasium as gym
 import numpy as np
 
 from solitaire_gym.engine.scoring import score_text
-from solitaire_gym.envs.core import DEFAULT_MAX_EPISODE_STEPS, EnvCore, EnvOptions
+from solitaire_gym.envs.core import DEFAULT_MAX_EPISODE_STEPS, EnvCore, EnvOptions, check_seed
 from solitaire_gym.envs.observation import Layout
-from solitaire_gym.errors import IllegalMoveError
+from solitaire_gym.errors import ArgumentError, IllegalMoveError, shown
 from solitaire_gym.rendering.ansi import board_text
 
 
@@ -114,8 +114,8 @@ class SolitaireEnv(gym.Env):
         **kwargs: Any,
     ):
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(
-                f"render_mode={render_mode!r} is not one of {self.metadata['render_modes']}"
+            raise ArgumentError(
+                f"render_mode={shown(render_mode)} is not one of {self.metadata['render_modes']}"
             )
         self.options = EnvOptions.build(game, **kwargs)
         if isinstance(max_episode_steps, str) and max_episode_steps == "default":
@@ -141,14 +141,17 @@ class SolitaireEnv(gym.Env):
 
     # ---- API ----------------------------------------------------------------------------------
     def reset(self, *, seed: int | None = None, options: dict | None = None):
+        # Everything is checked before the generator is reseeded: a refused reset changes nothing.
+        seed = check_seed(seed)
+        how = self._core.reset_request(options, 1, state=True)
         super().reset(seed=seed)
-        how = self._core.deal_from_options(options, self.np_random, 1)
         if isinstance(how, dict):
             self._core.set_position(0, how)
-        else:
+        elif how is not None:
             self._core.deal(self._rows, how)
-            if not options:
-                self._core.skip_dead_deals(self._rows, self.np_random)
+        else:
+            self._core.deal(self._rows, self._core.draw(self.np_random, 1))
+            self._core.skip_dead_deals(self._rows, self.np_random)
         self._started = True
         self._steps = 0
         return self._core.obs[0].copy(), self._info()

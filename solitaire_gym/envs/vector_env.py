@@ -10,9 +10,19 @@ from gymnasium.vector.utils import batch_space
 from gymnasium.vector.vector_env import AutoresetMode
 
 from solitaire_gym.engine.scoring import score_text
-from solitaire_gym.envs.core import DEFAULT_MAX_EPISODE_STEPS, EnvCore, EnvOptions
+from solitaire_gym.envs.core import (
+    DEFAULT_MAX_EPISODE_STEPS,
+    EnvCore,
+    EnvOptions,
+    check_seed,
+)
 from solitaire_gym.envs.observation import Layout
+from solitaire_gym.errors import ArgumentError, shown
 from solitaire_gym.rendering.ansi import board_text
+
+
+def _positive_int(value) -> bool:
+    return isinstance(value, (int, np.integer)) and not isinstance(value, bool) and value >= 1
 
 
 class SolitaireVectorEnv(VectorEnv):
@@ -60,24 +70,24 @@ class SolitaireVectorEnv(VectorEnv):
         copy: bool = True,
         **kwargs: Any,
     ) -> None:
-        if not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
-            raise ValueError(f"num_envs must be a positive integer, not {num_envs!r}")
+        if not _positive_int(num_envs):
+            raise ArgumentError(f"num_envs must be a positive integer, not {shown(num_envs)}")
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(
-                f"render_mode={render_mode!r} is not one of {self.metadata['render_modes']}"
+            raise ArgumentError(
+                f"render_mode={shown(render_mode)} is not one of {self.metadata['render_modes']}"
             )
         self.options = EnvOptions.build(game, **kwargs)
         self.num_envs = int(num_envs)
         if max_episode_steps is None:
             max_episode_steps = DEFAULT_MAX_EPISODE_STEPS[self.options.variant.prefix]
-        if not isinstance(max_episode_steps, (int, np.integer)) or max_episode_steps < 1:
-            raise ValueError(
-                f"max_episode_steps must be a positive integer, not {max_episode_steps!r}"
+        if not _positive_int(max_episode_steps):
+            raise ArgumentError(
+                f"max_episode_steps must be a positive integer, not {shown(max_episode_steps)}"
             )
         self.max_episode_steps = int(max_episode_steps)
         self.render_mode = render_mode
         if not isinstance(copy, (bool, np.bool_)):
-            raise ValueError(f"copy must be True or False, not {copy!r}")
+            raise ArgumentError(f"copy must be True or False, not {shown(copy)}")
         self.copy = bool(copy)
         self._core = EnvCore(self.options, self.num_envs)
         self.single_observation_space = self._core.observation_space()
@@ -93,37 +103,70 @@ class SolitaireVectorEnv(VectorEnv):
         self._text_table: tuple[int, np.ndarray] = (0, np.empty(0, dtype=object))
 
     def reset(self, *, seed: int | list[int] | None = None, options: dict | None = None):
-        if isinstance(seed, (list, tuple)):
-            seed = seed[0] if seed else None
-        super().reset(seed=seed)
-        options = dict(options or {})
+        # Everything is checked before the generator is reseeded: a refused reset changes nothing.
+        seeds = self._check_seeds(seed)
+        options = dict(options) if isinstance(options, dict) else options
+        mask = options.pop("reset_mask", None) if isinstance(options, dict) else None
+        if mask is None:
+            rows = self._all
+        else:
+            if not self._started:
+                raise ArgumentError("the first reset must reset every game (no 'reset_mask')")
+            m = np.asarray(mask)
+            if m.shape != (self.num_envs,) or m.dtype != np.bool_:
+                raise ArgumentError(
+                    f"reset_mask must be {self.num_envs} booleans (one per game), not {shown(mask)}"
+                )
+            rows = self._all[m]
+        deals = self._core.reset_request(options, rows.size, state=False)
+        if seeds is not None and len(seeds) > 1:
+            # One generator for the batch, seeded from every seed of the list (Gymnasium's vector
+            # envs seed each sub-env from its own entry; here all entries count).
+            self._np_random = np.random.Generator(np.random.PCG64(np.random.SeedSequence(seeds)))
+            self._np_random_seed = None
+        else:
+            super().reset(seed=None if seeds is None else seeds[0])
         if self.copy:
             self._core.detach()  # what the last step returned is never written again
-        mask = options.pop("reset_mask", None)
-        rows = self._all if mask is None else self._all[np.asarray(mask, np.bool_)]
-        if mask is not None and not self._started:
-            raise ValueError("the first reset must reset every game (no 'reset_mask')")
-        deals = self._core.deal_from_options(options, self.np_random, rows.size)
-        if isinstance(deals, dict):
-            raise ValueError("the vector env takes 'code' or 'deal' options, not 'state'")
-        self._core.deal(rows, deals)
-        self._core.reasons[rows] = 0  # a refusal before the reset is not this episode's
-        if not ({"code", "deal"} & set(options)):
+        if deals is None:
+            self._core.deal(rows, self._core.draw(self.np_random, rows.size))
             self._core.skip_dead_deals(rows, self.np_random)
+        else:
+            self._core.deal(rows, deals)
+        self._core.reasons[rows] = 0  # a refusal before the reset is not this episode's
         self._steps[rows] = 0
         self._needs_reset[rows] = False
         self._started = True
         return self._core.obs, self._info(None)
+
+    def _check_seeds(self, seed) -> list[int] | None:
+        """None, or the seed(s) as a list: an integer >= 0, or a list of ``num_envs`` of them."""
+        if seed is None:
+            return None
+        if isinstance(seed, (list, tuple)):
+            if len(seed) != self.num_envs:
+                raise ArgumentError(
+                    f"seed is an integer or a list of {self.num_envs} (one per game), not "
+                    f"{shown(seed)}"
+                )
+            if all(s is None for s in seed):
+                return None
+            if any(s is None for s in seed):
+                raise ArgumentError("seed: a list of seeds has an integer for every game, or None")
+            if self.num_envs == 1:
+                return [check_seed(seed[0])]
+            return [check_seed(s) for s in seed]
+        return [check_seed(seed)]
 
     def step(self, actions):
         if not self._started:
             raise RuntimeError("call reset() before step()")
         act = np.asarray(actions)
         if act.shape != (self.num_envs,) or not np.issubdtype(act.dtype, np.integer):
-            raise ValueError(f"actions must be {self.num_envs} integers, got {act!r:.80}")
+            raise ArgumentError(f"actions must be {self.num_envs} integers, got {shown(act)}")
         if act.size and (act.min() < 0 or act.max() >= self._core.n_actions):
             bad = int(act[(act < 0) | (act >= self._core.n_actions)][0])
-            raise ValueError(
+            raise ArgumentError(
                 f"action {bad} is outside the action space 0 … {self._core.n_actions - 1}"
             )
         self._act[:] = act
@@ -208,7 +251,7 @@ class SolitaireVectorEnv(VectorEnv):
         return self._core.move_to_action(move)
 
     def to_dict(self, index: int) -> dict:
-        return self._core.to_dict(int(index))
+        return self._core.to_dict(int(self._core.check_rows(index)[0]))
 
     def render(self) -> tuple[str, ...] | tuple[np.ndarray, ...] | None:
         """One board per game: text (``"ansi"``) or an ``(H, W, 3)`` uint8 picture."""

@@ -21,6 +21,12 @@ class RLlibMaskWrapper(gym.ObservationWrapper, gym.utils.RecordConstructorArgs):
     """
 
     def __init__(self, env: gym.Env) -> None:
+        if not isinstance(env, gym.Env) or not isinstance(env.action_space, spaces.Discrete):
+            from solitaire_gym.errors import ArgumentError
+
+            raise ArgumentError(
+                f"RLlibMaskWrapper wraps a solitaire_gym env, not {type(env).__name__}"
+            )
         gym.utils.RecordConstructorArgs.__init__(self)
         gym.ObservationWrapper.__init__(self, env)
         n = int(env.action_space.n)

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from solitaire_gym.engine.variants import MAX_DEAL, Variant, parse_code
-from solitaire_gym.errors import GameCodeError, SolitaireError
+from solitaire_gym.errors import ArgumentError, GameCodeError, SolitaireError, shown
 from solitaire_gym.solver.search import VERDICTS, solve, warm_up
 
 
@@ -32,70 +32,122 @@ def parse_variant(tag: str) -> Variant:
     """``"SH1-C4"`` (a code without its deal number) to a :class:`Variant`."""
     if not isinstance(tag, str) or tag.strip().count("-") != 1:
         raise GameCodeError(
-            f"game {tag!r}: expected a game and its options, e.g. 'SH1-C4', 'TF1-D3N', 'DS1-D1V'"
+            f"game {shown(tag)}: expected a game and its options, e.g. 'SH1-C4', 'TF1-D3N', "
+            "'DS1-D1V'"
         )
     return parse_code(tag.strip() + "-AAAAAAA")[0]
 
 
-_RANGE = re.compile(r"^\s*(\d+)\s*(?:\.\.\s*(\d+)\s*)?$")
+# ASCII digits only, at most 11 of them (deal numbers end at 2^35 - 1, 11 digits).
+_RANGE = re.compile(r"^\s*(\d{1,11})\s*(?:\.\.\s*(\d{1,11})\s*)?$", re.ASCII)
+MAX_DEALS = 10_000_000
+"""Most deals one ``solve --deals`` run takes (the list is held in memory)."""
+MAX_LINE = 2**20  # longest line of a results file that is read (a result is under 100 KB)
 
 
 def parse_deals(text: str) -> list[int]:
     """``"1..1000"``, ``"7"`` or ``"1..10,20,30..35"`` (inclusive ranges) to deal numbers."""
-    deals: list[int] = []
-    for part in str(text).split(","):
+    if not isinstance(text, str):
+        raise GameCodeError(f"deals are written as text, e.g. '1..1000', not {shown(text)}")
+    deals: dict[int, None] = {}
+    for part in text.split(","):
         m = _RANGE.match(part)
         if m is None:
             raise GameCodeError(
-                f"deals {text!r}: expected numbers and inclusive ranges, e.g. '1..1000' or "
-                "'1..10,20'"
+                f"deals {shown(text)}: expected numbers and inclusive ranges of ASCII digits, "
+                "e.g. '1..1000' or '1..10,20'"
             )
         lo = int(m.group(1))
         hi = int(m.group(2)) if m.group(2) is not None else lo
         if hi < lo:
-            raise GameCodeError(f"deals {part.strip()!r}: the range runs backwards")
+            raise GameCodeError(f"deals {shown(part.strip())}: the range runs backwards")
         if hi > MAX_DEAL:
-            raise GameCodeError(f"deals {part.strip()!r}: deal numbers end at {MAX_DEAL}")
-        deals.extend(range(lo, hi + 1))
-    return list(dict.fromkeys(deals))
+            raise GameCodeError(f"deals {shown(part.strip())}: deal numbers end at {MAX_DEAL}")
+        if hi - lo + 1 + len(deals) > MAX_DEALS:
+            raise GameCodeError(
+                f"deals {shown(text)}: more than {MAX_DEALS} deals in one run; split it into "
+                "several runs"
+            )
+        deals.update(dict.fromkeys(range(lo, hi + 1)))
+    return list(deals)
 
 
 def read_results(path: str | os.PathLike[str], variant: Variant | None = None) -> dict[int, dict]:
     """The results already in ``path`` (deal -> record); {} if the file does not exist.
     Raises :class:`ResultsFileError` naming the first line that is not a result (of
-    ``variant``, when given)."""
+    ``variant``, when given): every line is checked, as a line that passed for a result would
+    make a resumed run skip its deal."""
     p = Path(path)
     if not p.exists():
         return {}
     done: dict[int, dict] = {}
-    with p.open(encoding="utf-8") as f:
-        for i, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            where = f"{p}, line {i}"
-            try:
-                rec = json.loads(line)
-            except json.JSONDecodeError as e:
-                raise ResultsFileError(
-                    f"{where} is not valid JSON ({e.msg}); if a run was cut short while writing "
-                    "it, delete that line and run again"
-                ) from None
-            if not isinstance(rec, dict) or not {"code", "verdict", "deal"} <= rec.keys():
-                raise ResultsFileError(
-                    f"{where} is not a solver result (it needs 'code', 'deal' and 'verdict')"
-                )
-            try:
+    try:
+        with p.open(encoding="utf-8") as f:
+            i = 0
+            while line := f.readline(MAX_LINE + 1):
+                i += 1
+                where = f"{shown(str(p))}, line {i}"
+                if len(line) > MAX_LINE:
+                    raise ResultsFileError(f"{where} is longer than {MAX_LINE} characters")
+                if not line.strip():
+                    continue
+                rec = _parse_result(line, where)
                 v, deal = parse_code(rec["code"])
-            except GameCodeError as e:
-                raise ResultsFileError(f"{where}: {e}") from None
-            if rec["verdict"] not in VERDICTS or rec["deal"] != deal:
-                raise ResultsFileError(f"{where}: verdict or deal number does not fit its code")
-            if variant is not None and v != variant:
-                raise ResultsFileError(
-                    f"{where} is a result of {v.tag}, not {variant.tag}: use another --out file"
-                )
-            done[deal] = rec
+                if variant is not None and v != variant:
+                    raise ResultsFileError(
+                        f"{where} is a result of {v.tag}, not {variant.tag}: use another --out file"
+                    )
+                done[deal] = rec
+    except (OSError, UnicodeDecodeError) as e:
+        raise ResultsFileError(
+            f"cannot read results file {shown(str(p))}: {shown(str(e), 200)}"
+        ) from None
     return done
+
+
+def _parse_result(line: str, where: str) -> dict[str, Any]:
+    """One line of a results file, checked field by field."""
+    try:
+        rec = json.loads(line)
+    except RecursionError:
+        raise ResultsFileError(f"{where} is nested too deeply to be a solver result") from None
+    except ValueError as e:  # JSONDecodeError, and integers longer than Python reads
+        msg = e.msg if isinstance(e, json.JSONDecodeError) else shown(str(e), 120)
+        raise ResultsFileError(
+            f"{where} is not valid JSON ({msg}); if a run was cut short while writing it, delete "
+            "that line and run again"
+        ) from None
+    if not isinstance(rec, dict) or not {"code", "verdict", "deal"} <= rec.keys():
+        raise ResultsFileError(
+            f"{where} is not a solver result (it needs 'code', 'deal' and 'verdict')"
+        )
+    try:
+        _, deal = parse_code(rec["code"])
+    except GameCodeError as e:
+        raise ResultsFileError(f"{where}: {e}") from None
+    if type(rec["deal"]) is not int or rec["deal"] != deal:
+        raise ResultsFileError(
+            f"{where}: field 'deal' is {shown(rec['deal'])}, but the code's deal number is {deal}"
+        )
+    if not isinstance(rec["verdict"], str) or rec["verdict"] not in VERDICTS:
+        raise ResultsFileError(
+            f"{where}: field 'verdict' is {shown(rec['verdict'])}, not one of {', '.join(VERDICTS)}"
+        )
+    solution = rec.get("solution", [])
+    if not isinstance(solution, list) or not all(isinstance(m, str) for m in solution):
+        raise ResultsFileError(f"{where}: field 'solution' must be a list of moves")
+    if rec["verdict"] == "solvable" and not solution:
+        raise ResultsFileError(
+            f"{where}: verdict 'solvable' without a solution (a dealt game is never won before "
+            "its first move)"
+        )
+    if rec["verdict"] != "solvable" and solution:
+        raise ResultsFileError(f"{where}: a solution with verdict {rec['verdict']!r}")
+    for key in ("nodes", "seconds"):
+        v = rec.get(key, 0)
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 <= v < float("inf"):
+            raise ResultsFileError(f"{where}: field {key!r} must be a number >= 0, not {shown(v)}")
+    return rec
 
 
 def _solve_one(task: tuple[str, float | None, int | None]) -> dict[str, Any]:
@@ -183,7 +235,7 @@ def solve_many(
         ray = check_address(ray)
     jobs = None if jobs is None else int(jobs)
     if jobs is not None and jobs < 1:
-        raise ValueError(f"jobs must be 1 or more, not {jobs}")
+        raise ArgumentError(f"jobs must be 1 or more, not {jobs}")
     done = read_results(out, variant) if out is not None else {}
     todo = [d for d in deals if d not in done]
     bar = _Progress(len(todo), variant.tag, progress)

@@ -19,7 +19,7 @@ from solitaire_gym.engine.actions import action_to_move
 from solitaire_gym.engine.play import undo_record
 from solitaire_gym.engine.state import allocate, copy_state
 from solitaire_gym.engine.variants import G_DRAW, G_GAME, REFLECHI, SEAHAVEN
-from solitaire_gym.errors import SolitaireError
+from solitaire_gym.errors import ArgumentError, SolitaireError, shown
 from solitaire_gym.game import Game
 from solitaire_gym.solver import kernels as K
 
@@ -33,6 +33,7 @@ EXACT_NOTE = "full information: Seahaven Towers hides no card, so the verdict is
 
 DEFAULT_SECONDS = 10.0
 DEFAULT_TABLE_MB = 1024
+MAX_TABLE_MB = 2**20  # 1 TiB: beyond any machine (and inf would overflow the table's size)
 _CHUNK_WORK = 4096  # search steps between looks at the clock (a few ms)
 _TT_START = 1 << 16
 _RESTART_UNIT = 4096  # nodes per unit of the Luby sequence
@@ -112,7 +113,7 @@ def _as_game(game_or_code: Any) -> Game:
         return Game.from_dict(game_or_code, undo_depth=0)  # PositionError names the fault
     if isinstance(game_or_code, str):
         return Game.from_code(game_or_code, undo_depth=0)  # GameCodeError names the fault
-    raise TypeError(
+    raise ArgumentError(
         f"solve() takes a game code, a Game or a position dict, not {type(game_or_code).__name__}"
     )
 
@@ -120,16 +121,18 @@ def _as_game(game_or_code: Any) -> Game:
 def _check_budget(max_seconds: Any, max_nodes: Any) -> tuple[float | None, int | None]:
     if max_seconds is not None:
         if isinstance(max_seconds, bool) or not isinstance(max_seconds, (int, float, np.number)):
-            raise ValueError(f"max_seconds must be a number of seconds, not {max_seconds!r}")
+            raise ArgumentError(
+                f"max_seconds must be a number of seconds, not {shown(max_seconds)}"
+            )
         max_seconds = float(max_seconds)
         if not max_seconds > 0 or math.isnan(max_seconds):
-            raise ValueError(f"max_seconds must be more than 0, not {max_seconds!r}")
+            raise ArgumentError(f"max_seconds must be more than 0, not {shown(max_seconds)}")
     if max_nodes is not None:
         if isinstance(max_nodes, bool) or not isinstance(max_nodes, (int, np.integer)):
-            raise ValueError(f"max_nodes must be an integer, not {max_nodes!r}")
+            raise ArgumentError(f"max_nodes must be an integer, not {shown(max_nodes)}")
         max_nodes = int(max_nodes)
         if max_nodes <= 0:
-            raise ValueError(f"max_nodes must be 1 or more, not {max_nodes}")
+            raise ArgumentError(f"max_nodes must be 1 or more, not {shown(max_nodes)}")
     return max_seconds, max_nodes
 
 
@@ -402,16 +405,22 @@ def solve(
     who cannot see the hidden cards. Seahaven Towers shows every card: its verdict is exact.
 
     Raises :class:`~solitaire_gym.GameCodeError` (malformed code),
-    :class:`~solitaire_gym.PositionError` (malformed position), ``ValueError`` (a budget of zero
-    or less).
+    :class:`~solitaire_gym.PositionError` (malformed position),
+    :class:`~solitaire_gym.errors.ArgumentError` (a budget of zero or less, or not a number).
 
     >>> r = solve("SH1-C4-AAAAAJ2", max_seconds=5)
     >>> r.verdict, r.thoughtful
     ('solvable', False)
     """
     max_seconds, max_nodes = _check_budget(max_seconds, max_nodes)
-    if isinstance(table_mb, bool) or not isinstance(table_mb, (int, float)) or not table_mb > 0:
-        raise ValueError(f"table_mb must be a positive number of MiB, not {table_mb!r}")
+    if (
+        isinstance(table_mb, bool)
+        or not isinstance(table_mb, (int, float))
+        or not 0 < table_mb <= MAX_TABLE_MB
+    ):
+        raise ArgumentError(
+            f"table_mb must be a number of MiB in (0, {MAX_TABLE_MB}], not {shown(table_mb)}"
+        )
     game = _as_game(game_or_code)
     warm_up()
     start = game.to_dict()
