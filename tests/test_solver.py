@@ -12,6 +12,7 @@ import pytest
 from solitaire_gym import Game, GameCodeError, PositionError
 from solitaire_gym.cli import main as cli_main
 from solitaire_gym.engine.cards import card_name
+from solitaire_gym.errors import SolitaireError
 from solitaire_gym.solver import SolverBug, certify, hint, solve
 from solitaire_gym.solver import kernels as K
 from solitaire_gym.solver.batch import ResultsFileError, parse_deals, parse_variant, read_results
@@ -410,7 +411,7 @@ def test_bad_budgets(kw):
 
 
 def test_bad_type():
-    with pytest.raises(TypeError):
+    with pytest.raises(SolitaireError, match="int"):  # the package's own error (issue 16)
         solve(42)
 
 

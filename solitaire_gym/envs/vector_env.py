@@ -251,6 +251,8 @@ class SolitaireVectorEnv(VectorEnv):
         return self._core.move_to_action(move)
 
     def to_dict(self, index: int) -> dict:
+        if not isinstance(index, (int, np.integer)) or isinstance(index, bool):
+            raise ArgumentError(f"index must be an integer, not {shown(index)}")
         return self._core.to_dict(int(self._core.check_rows(index)[0]))
 
     def render(self) -> tuple[str, ...] | tuple[np.ndarray, ...] | None:
