@@ -152,7 +152,10 @@ def _merge(schema: dict, data: Any, prefix: str, where: str) -> dict:
         if key in data:
             _check_type(data[key], t, prefix + key, where)
             value = data[key]
-            out[key] = float(value) if t == _NUM else value
+            try:
+                out[key] = float(value) if t == _NUM else value
+            except OverflowError:  # an integer too large for a float
+                raise ConfigError(f"{where}: {prefix}{key} is out of range") from None
         else:
             out[key] = copy.deepcopy(default)
     return out
@@ -207,7 +210,7 @@ def check_config(data: Any, where: str = "<dict>") -> TrainConfig:
     for key, value in raw["options"].items():
         if key not in allowed:
             raise ConfigError(
-                f"{where}: unknown key options.{key} for {raw['game']} "
+                f"{where}: unknown key options.{shown(key)} for {raw['game']} "
                 f"(known: {', '.join(allowed)})"
             )
         if type(value) is not type(allowed[key][0]) or value not in allowed[key]:
@@ -240,7 +243,8 @@ def check_config(data: Any, where: str = "<dict>") -> TrainConfig:
     for key, (low, high, low_in, high_in) in RANGES.items():
         section, _, name = key.rpartition(".")
         value = raw[section][name] if section else raw[name]
-        ok = math.isfinite(value) and (low <= value if low_in else low < value)
+        ok = not (isinstance(value, float) and not math.isfinite(value))
+        ok = ok and (low <= value if low_in else low < value)
         ok = ok and (value <= high if high_in else value < high)
         if not ok:
             span = f"{'[' if low_in else '('}{low:g}, {high:g}{']' if high_in else ')'}"
@@ -310,6 +314,8 @@ def load_config(path: str | Path) -> TrainConfig:
         raise ConfigError(f"{where}: not valid YAML: {shown(str(e), 300)}") from None
     except RecursionError:
         raise ConfigError(f"{where}: nested too deeply to be a config") from None
+    except ValueError as e:  # e.g. an integer longer than Python converts
+        raise ConfigError(f"{where}: {shown(str(e), 200)}") from None
     return check_config(data if data is not None else {}, where)
 
 

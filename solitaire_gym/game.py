@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from solitaire_gym.engine import actions, movegen, play, position, rules, taps
+from solitaire_gym.engine.batch import MAX_UNDO_DEPTH
 from solitaire_gym.engine.scoring import score_text
 from solitaire_gym.engine.shuffle import deal_into
 from solitaire_gym.engine.state import State, allocate, copy_state
@@ -40,7 +41,6 @@ from solitaire_gym.errors import (
 from solitaire_gym.rendering.ansi import board_text
 
 _WHERE_RE = re.compile(r"^(?:(w)|([tc])([1-9]\d{0,2}))$", re.ASCII)  # ASCII digits, a few
-MAX_UNDO_DEPTH = 100_000  # undo records kept per game (8 bytes each); the apps keep 100 or 200
 _DIGITS_RE = re.compile(r"(\d+)")
 
 

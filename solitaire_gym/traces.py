@@ -313,14 +313,30 @@ def _trace_dict(code, moves, agent, scores, start) -> dict[str, Any]:
     variant, deal = parse_code(code)
     d: dict[str, Any] = {"format": FORMAT, "version": VERSION, "code": variant.code(deal)}
     if agent is not None:
-        d["agent"] = str(agent)
+        if not isinstance(agent, str) or not _utf8(agent):
+            raise TraceError(f"agent must be a string (UTF-8), not {shown(agent)}", field="agent")
+        d["agent"] = agent
     if start is not None:
+        try:
+            Game.from_dict(start)
+        except SolitaireError as e:
+            raise TraceError(f"start: {e}", field="start") from None
         d["start"] = start
+    if not isinstance(moves, (list, tuple)):
+        raise TraceError(f"moves must be a list of move strings, not {shown(moves)}", field="moves")
     d["moves"] = list(moves)
     for k, m in enumerate(d["moves"], 1):
-        if not isinstance(m, str):
-            raise TraceError(f"move {k}: {m!r} is not a move string", field="moves", move=k)
+        if not isinstance(m, str) or not m.isascii():
+            raise TraceError(
+                f"move {k}: {shown(m)} is not a move string (ASCII)", field="moves", move=k
+            )
     if scores is not None:
+        if not isinstance(scores, (list, tuple)) or not all(
+            isinstance(s, (int, np.integer)) and not isinstance(s, bool) for s in scores
+        ):
+            raise TraceError(
+                f"scores must be a list of integers, not {shown(scores)}", field="scores"
+            )
         d["scores"] = [int(s) for s in scores]
         if len(d["scores"]) != len(d["moves"]):
             raise TraceError(
@@ -328,6 +344,14 @@ def _trace_dict(code, moves, agent, scores, start) -> dict[str, Any]:
                 field="scores",
             )
     return d
+
+
+def _utf8(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate
+        return False
+    return True
 
 
 def _dumps(d: dict[str, Any]) -> str:

@@ -21,7 +21,11 @@ settings.register_profile(
     max_examples=int(os.environ.get("SOLITAIRE_FUZZ_EXAMPLES", "30")),
     deadline=None,
     derandomize=os.environ.get("SOLITAIRE_FUZZ_RANDOM") is None,  # CI: the same examples each run
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+    suppress_health_check=[
+        HealthCheck.too_slow,
+        HealthCheck.data_too_large,
+        HealthCheck.function_scoped_fixture,  # capsys: read after each call
+    ],
     database=None,
 )
 FUZZ = settings(settings.get_profile("fuzz"))

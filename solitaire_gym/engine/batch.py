@@ -101,6 +101,10 @@ def undo_rows(state, cfg: np.ndarray, rows: np.ndarray, done: np.ndarray, parts:
         hold(owner)
 
 
+MAX_BATCH = 2**22  # games in one batch (a few GB of state at most)
+MAX_UNDO_DEPTH = 100_000  # undo records kept per game (8 bytes each); the apps keep 100 or 200
+
+
 def int_array(values, what: str) -> np.ndarray:
     """``values`` as a 1-D ``int64`` array, refusing anything that is not integers (floats, bools,
     strings, objects): a cast would turn NaN into -2^63 and 0.9 into 0. Compiled code has no
@@ -128,9 +132,18 @@ class Batch:
     """
 
     def __init__(self, variant: Variant, size: int, *, undo_depth: int = 0) -> None:
-        for name, value, low in (("size", size, 1), ("undo_depth", undo_depth, 0)):
-            if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value < low:
-                raise ArgumentError(f"{name} must be an integer >= {low}, not {shown(value)}")
+        for name, value, low, high in (
+            ("size", size, 1, MAX_BATCH),
+            ("undo_depth", undo_depth, 0, MAX_UNDO_DEPTH),
+        ):
+            if (
+                not isinstance(value, (int, np.integer))
+                or isinstance(value, bool)
+                or not low <= value <= high
+            ):
+                raise ArgumentError(
+                    f"{name} must be an integer in {low} … {high}, not {shown(value)}"
+                )
         if not isinstance(variant, Variant):
             raise ArgumentError(f"variant must be a Variant, not {type(variant).__name__}")
         self.variant = variant

@@ -89,7 +89,7 @@ class Variant:
     cells: int | None = None
 
     def __post_init__(self) -> None:
-        if self.game not in PREFIX:
+        if not isinstance(self.game, (int, np.integer)) or self.game not in PREFIX:
             raise GameCodeError(f"unknown game {shown(self.game)}")
         name = GAME_NAMES[self.game]
         for option in ("draw", "cells"):

@@ -46,6 +46,17 @@ def sample_deals(rng: np.random.Generator, n: int, split: str) -> np.ndarray:
     return rng.integers(lo, hi, size=n, dtype=np.int64)
 
 
+MAX_GAMES = 2**20  # games in one vector env
+MAX_STEPS = 2**40  # largest max_episode_steps (the step counters are int64)
+
+
+def count_in(value: Any, high: int) -> bool:
+    """``value`` is an integer (not a bool) in ``1 … high``."""
+    return (
+        isinstance(value, (int, np.integer)) and not isinstance(value, bool) and 1 <= value <= high
+    )
+
+
 def check_seed(seed: Any) -> int | None:
     """A reset seed: None or an integer >= 0 (what ``np.random.default_rng`` takes)."""
     if seed is None:
@@ -132,9 +143,13 @@ class EnvOptions:
             ok = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(
                 value, (bool, np.bool_)
             )
-            if not ok or not np.isfinite(value) or value < 0:
+            try:
+                number = float(value) if ok else -1.0
+            except OverflowError:  # an integer too large for a float
+                number = float("inf")
+            if not np.isfinite(number) or number < 0:
                 raise ArgumentError(f"{name} must be a finite number >= 0, not {shown(value)}")
-            return float(value)
+            return number
 
         penalty = amount("illegal_penalty", illegal_penalty)
         bonus = amount("win_bonus", win_bonus)

@@ -24,9 +24,12 @@ from stable_baselines3.common.vec_env import VecEnv
 
 from solitaire_gym.envs.core import (
     DEFAULT_MAX_EPISODE_STEPS,
+    MAX_GAMES,
+    MAX_STEPS,
     EnvCore,
     EnvOptions,
     check_seed,
+    count_in,
 )
 from solitaire_gym.errors import ArgumentError, shown
 
@@ -44,20 +47,18 @@ class SB3VecEnv(VecEnv):
         seed: int | None = None,
         **kwargs: Any,
     ) -> None:
-        def positive(value) -> bool:
-            return (
-                isinstance(value, (int, np.integer)) and not isinstance(value, bool) and value > 0
+        if not count_in(num_envs, MAX_GAMES):
+            raise ArgumentError(
+                f"num_envs must be an integer in 1 … {MAX_GAMES}, not {shown(num_envs)}"
             )
-
-        if not positive(num_envs):
-            raise ArgumentError(f"num_envs must be a positive integer, not {shown(num_envs)}")
         seed = check_seed(seed)
         self.options = EnvOptions.build(game, **kwargs)
         if max_episode_steps is None:
             max_episode_steps = DEFAULT_MAX_EPISODE_STEPS[self.options.variant.prefix]
-        if not positive(max_episode_steps):
+        if not count_in(max_episode_steps, MAX_STEPS):
             raise ArgumentError(
-                f"max_episode_steps must be a positive integer, not {shown(max_episode_steps)}"
+                f"max_episode_steps must be an integer in 1 … {MAX_STEPS}, not "
+                f"{shown(max_episode_steps)}"
             )
         self._core = EnvCore(self.options, int(num_envs))
         self.max_episode_steps = int(max_episode_steps)

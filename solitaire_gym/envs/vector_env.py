@@ -12,17 +12,16 @@ from gymnasium.vector.vector_env import AutoresetMode
 from solitaire_gym.engine.scoring import score_text
 from solitaire_gym.envs.core import (
     DEFAULT_MAX_EPISODE_STEPS,
+    MAX_GAMES,
+    MAX_STEPS,
     EnvCore,
     EnvOptions,
     check_seed,
+    count_in,
 )
 from solitaire_gym.envs.observation import Layout
 from solitaire_gym.errors import ArgumentError, shown
 from solitaire_gym.rendering.ansi import board_text
-
-
-def _positive_int(value) -> bool:
-    return isinstance(value, (int, np.integer)) and not isinstance(value, bool) and value >= 1
 
 
 class SolitaireVectorEnv(VectorEnv):
@@ -70,8 +69,10 @@ class SolitaireVectorEnv(VectorEnv):
         copy: bool = True,
         **kwargs: Any,
     ) -> None:
-        if not _positive_int(num_envs):
-            raise ArgumentError(f"num_envs must be a positive integer, not {shown(num_envs)}")
+        if not count_in(num_envs, MAX_GAMES):
+            raise ArgumentError(
+                f"num_envs must be an integer in 1 … {MAX_GAMES}, not {shown(num_envs)}"
+            )
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ArgumentError(
                 f"render_mode={shown(render_mode)} is not one of {self.metadata['render_modes']}"
@@ -80,9 +81,10 @@ class SolitaireVectorEnv(VectorEnv):
         self.num_envs = int(num_envs)
         if max_episode_steps is None:
             max_episode_steps = DEFAULT_MAX_EPISODE_STEPS[self.options.variant.prefix]
-        if not _positive_int(max_episode_steps):
+        if not count_in(max_episode_steps, MAX_STEPS):
             raise ArgumentError(
-                f"max_episode_steps must be a positive integer, not {shown(max_episode_steps)}"
+                f"max_episode_steps must be an integer in 1 … {MAX_STEPS}, not "
+                f"{shown(max_episode_steps)}"
             )
         self.max_episode_steps = int(max_episode_steps)
         self.render_mode = render_mode

@@ -124,7 +124,10 @@ def _check_budget(max_seconds: Any, max_nodes: Any) -> tuple[float | None, int |
             raise ArgumentError(
                 f"max_seconds must be a number of seconds, not {shown(max_seconds)}"
             )
-        max_seconds = float(max_seconds)
+        try:
+            max_seconds = float(max_seconds)
+        except OverflowError:  # an integer too large for a float: no limit, as inf
+            max_seconds = math.inf
         if not max_seconds > 0 or math.isnan(max_seconds):
             raise ArgumentError(f"max_seconds must be more than 0, not {shown(max_seconds)}")
     if max_nodes is not None:
