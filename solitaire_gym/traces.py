@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -294,7 +295,10 @@ def load_trace(path: str | os.PathLike) -> Trace:
     name = shown(os.fspath(path))
     try:
         with open(path, "rb") as f:
-            data = f.read(MAX_TRACE_BYTES + 1)
+            # Not f.read(MAX_TRACE_BYTES + 1): that allocates the whole limit for any file.
+            info = os.fstat(f.fileno())
+            small = stat.S_ISREG(info.st_mode) and info.st_size <= MAX_TRACE_BYTES
+            data = f.read() if small else f.read(MAX_TRACE_BYTES + 1)
         if len(data) > MAX_TRACE_BYTES:
             raise TraceError(f"trace {name} is larger than {MAX_TRACE_BYTES // 2**20} MiB")
         text = data.decode("utf-8")
