@@ -158,7 +158,9 @@ def check_move_generation(g: Game) -> np.ndarray:
     assert np.flatnonzero(mask).tolist() == buf[:k].tolist()
     moves = g.legal_moves()
     assert len(moves) == len(set(moves)) == k, "legal_moves() holds a duplicate"
-    assert moves == sorted(moves)
+    # Natural order: the numbers in a move compare as numbers (t2>c before t10>c).
+    natural = [tuple(int(p) if p.isdigit() else p for p in re.split(r"(\d+)", m)) for m in moves]
+    assert natural == sorted(natural)
     assert sorted(g.action(m) for m in moves) == legal.tolist(), "notation does not round-trip"
     if g.won:
         assert k == 0, "a won game has legal moves"
