@@ -37,7 +37,7 @@ $(STAMP_DEMO): pyproject.toml | $(BIN)/python
 demo: $(STAMP_DEMO)
 	$(BIN)/python experiments/demo.py --out runs/demo
 
-# The docs are built after the tests, which have compiled the kernels that draw their pictures.
+# The docs site is built last, strictly: its pictures are drawn by the package (docs/hooks.py).
 test: $(STAMP_DEV) $(STAMP_DOCS)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .

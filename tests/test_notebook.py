@@ -33,4 +33,6 @@ def test_notebook_runs(tmp_path):
     pictures = [o for o in outputs if "image/png" in o.get("data", {})]
     assert "legal:" in text and "refused:" in text and "replayed:" in text
     assert "greedy" in text and "random" in text
-    assert len(pictures) >= 4  # the board, the env frame, the trace, the bar chart
+    pages = [o for o in outputs if "text/html" in o.get("data", {})]
+    assert len(pictures) >= 4  # the game, the env, the trace's positions, the bar chart
+    assert any("<iframe" in o["data"]["text/html"] for o in pages)  # the trace's replay page
