@@ -110,8 +110,14 @@ def connect(address: str | None = None, *, jobs: int | None = None):
         kw["runtime_env"] = {"env_vars": env_vars}
     try:
         if address == LOCAL:
+            # A Ray of its own ("local"), never one that `ray start` left on this machine.
             # Results are small (a few KB per deal): a small object store is plenty.
-            ray.init(num_cpus=jobs or os.cpu_count() or 1, object_store_memory=256 << 20, **kw)
+            ray.init(
+                address="local",
+                num_cpus=jobs or os.cpu_count() or 1,
+                object_store_memory=256 << 20,
+                **kw,
+            )
         else:
             ray.init(address=address, **kw)
     except (ConnectionError, RuntimeError, ValueError) as e:
@@ -145,8 +151,8 @@ def chunks(deals: Sequence[int], size: int, *, align: int = 1) -> list[list[int]
 
 
 def map_chunks(
-    fn: Callable[..., list[Any]],
-    parts: Iterable[list[int]],
+    fn: Callable[..., Any],
+    parts: Iterable[Any],
     *,
     args: tuple = (),
     address: str | None = None,
@@ -155,8 +161,10 @@ def map_chunks(
     in_flight: int | None = None,
 ) -> Iterator[tuple[list[int], list[Any]]]:
     """Call ``fn(part, *args)`` for each part as a Ray task; yield ``(part, fn's result)`` as each
-    task finishes (completion order). ``fn`` must be a module-level function of an installed
-    module. A task whose worker dies is run again, up to ``max_retries`` times; an exception
+    task finishes (completion order). A part is usually a range of deal numbers (a list), but
+    may be any picklable task description (the teacher-data command's dicts: see
+    :func:`run_deals` for the deal-by-deal case). ``fn`` must be a module-level function of an
+    installed module. A task whose worker dies is run again, up to ``max_retries`` times; an exception
     raised by ``fn`` is raised here (not retried: it would fail again). At most ``in_flight``
     tasks (default: two per CPU of the cluster) are submitted at a time; the rest wait, and are
     cancelled if the caller stops."""
@@ -164,7 +172,7 @@ def map_chunks(
     remote = ray.remote(num_cpus=1, max_retries=max_retries, retry_exceptions=False)(fn)
     limit = in_flight or 2 * cluster_cpus(ray)
     refs = [ray.put(a) for a in args]  # shipped once, not with every task
-    pending: dict[Any, list[int]] = {}
+    pending: dict[Any, Any] = {}
     todo = iter(parts)
     exhausted = False
     try:
@@ -188,9 +196,10 @@ def map_chunks(
                         raise cause from None
                     raise
                 except ray.exceptions.WorkerCrashedError:
+                    what = f"deals {part[0]} … {part[-1]}" if isinstance(part, list) else part
                     raise RayError(
-                        f"deals {part[0]} … {part[-1]}: the worker died {max_retries + 1} times "
-                        "running them; see the Ray logs (/tmp/ray/session_latest/logs)"
+                        f"{what}: the worker died {max_retries + 1} times running it; see the "
+                        "Ray logs (/tmp/ray/session_latest/logs)"
                     ) from None
                 yield part, result
     finally:
