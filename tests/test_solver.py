@@ -161,6 +161,48 @@ def test_dead_end_constructed():
     assert not K.dead_end(S.s, S.cfg, np.zeros(2 * K.SEQ + 8, np.int64))
 
 
+# Double Solitaire, Vegas scoring: the waste of the single pass is never turned over. Both 6♥ are
+# in it above all four black 7s and both 4♥, so neither 6♥ ever leaves it (no black 7 reaches a
+# column, no heart pile gets past the 3): lost, as the plain search confirms.
+VEGAS_STUCK = {
+    "code": "DS1-D1V-AAAAAAB",
+    "tableau": [
+        ["KS", "QH", "JC", "TH", "9C", "8H"],
+        ["KS", "QH", "JC", "TH", "9C", "8H"],
+        ["KH", "QS", "JH", "TS", "9H", "8S"],
+        ["KH", "QS", "JH", "TS", "9H", "8S"],
+        ["KC*", "QC*", "JS*", "TC*", "9S*", "8C*", "7H*", "5H"],
+        ["KC*", "QC*", "JS*", "TC*", "9S*", "8C*", "7H*", "5H"],
+        [],
+        [],
+        [],
+    ],
+    "foundations": ["6S", "6S", "3H", "3H", "KD", "KD", "6C", "6C"],
+    "stock": [],
+    "waste": ["7S", "7C", "7S", "7C", "4H", "4H", "6H", "6H"],
+    "score": 0,
+    "moves": 0,
+}
+
+
+def test_vegas_dead_end_constructed():
+    r = solve(VEGAS_STUCK, max_seconds=10)
+    assert r.verdict == "unsolvable" and r.nodes == 0 and r.stats["dead_ends"] == 1
+    assert solve(VEGAS_STUCK, max_seconds=10, _flags=K.FL_NO_DEADEND).verdict == "unsolvable"
+    ref = solve(VEGAS_STUCK, max_seconds=30, _flags=REFERENCE, _restarts=False)
+    assert ref.verdict == "unsolvable"
+    # With Normal scoring the waste turns over: the black 7s come back, not a dead end.
+    normal = dict(VEGAS_STUCK, code="DS1-D1N-AAAAAAB")
+    S = _Search(Game.from_dict(normal, undo_depth=0), 1)
+    assert not K.dead_end(S.s, S.cfg, np.zeros(2 * K.SEQ + 8, np.int64))
+    # One black 7 on a column instead: the 6♥ can leave the waste, not a dead end.
+    d = json.loads(json.dumps(VEGAS_STUCK))
+    d["waste"].remove("7C")
+    d["tableau"][6] = ["7C"]
+    S = _Search(Game.from_dict(d, undo_depth=0), 1)
+    assert not K.dead_end(S.s, S.cfg, np.zeros(2 * K.SEQ + 8, np.int64))
+
+
 # ---- constructed positions -------------------------------------------------------------------
 
 
@@ -313,6 +355,8 @@ def _random_position(code: str, rng: random.Random, off: int) -> dict:
         ("TF1-D3N-AAAAAAB", 44),
         ("DS1-D3N-AAAAAAB", 40),
         ("DS1-D1V-AAAAAAB", 40),
+        ("DS1-D3V-AAAAAAB", 40),
+        ("DS1-D1V-AAAAAAB", 56),
     ],
 )
 def test_verdicts_agree_with_reference(code, off):
@@ -480,3 +524,17 @@ def test_cli_refuses_bad_arguments(capsys):
     with pytest.raises(SystemExit):
         cli_main(["solve", "SH1-C4-AAAAAAB", "--max-seconds", "0"])
     capsys.readouterr()
+
+
+def test_side_runs_without_splits():
+    # TF1-D1N deal 139: undecided by full runs alone after 4.8M nodes; a side run that splits no
+    # built sequence between columns wins it within a few thousand nodes (deterministic in nodes).
+    r = solve("TF1-D1N-AAAAAEL", max_seconds=60, max_nodes=300_000)
+    assert r.verdict == "solvable"
+
+
+def test_cpu_clock():
+    r = solve("SH1-C4-AAAAAJ2", max_seconds=5, clock="cpu")
+    assert r.verdict == "solvable"
+    with pytest.raises(ValueError, match="clock"):
+        solve("SH1-C4-AAAAAJ2", clock="gpu")

@@ -150,22 +150,26 @@ def _parse_result(line: str, where: str) -> dict[str, Any]:
     return rec
 
 
-def _solve_one(task: tuple[str, float | None, int | None]) -> dict[str, Any]:
-    code, max_seconds, max_nodes = task
-    r = solve(code, max_seconds=max_seconds, max_nodes=max_nodes)
+def _solve_one(task: tuple[str, float | None, int | None, str]) -> dict[str, Any]:
+    code, max_seconds, max_nodes, clock = task
+    r = solve(code, max_seconds=max_seconds, max_nodes=max_nodes, clock=clock)
     d = r.to_dict()
     d["deal"] = parse_code(code)[1]
     return d
 
 
 def solve_deals(
-    deals: list[int], tag: str, max_seconds: float | None, max_nodes: int | None
+    deals: list[int],
+    tag: str,
+    max_seconds: float | None,
+    max_nodes: int | None,
+    clock: str = "wall",
 ) -> list[dict[str, Any]]:
     """The result records of ``deals`` of the variant ``tag``: one task of
     :func:`solitaire_gym.distributed.run_deals` (a pool process or a Ray worker)."""
     warm_up()
     variant = parse_variant(tag)
-    return [_solve_one((variant.code(d), max_seconds, max_nodes)) for d in deals]
+    return [_solve_one((variant.code(d), max_seconds, max_nodes, clock)) for d in deals]
 
 
 def _init_worker() -> None:
@@ -221,13 +225,14 @@ def solve_many(
     progress: bool = True,
     ray: str | None = None,
     chunk: int | None = None,
+    clock: str = "wall",
 ) -> Iterator[dict[str, Any]]:
     """Solve ``deals`` of ``variant``, one process per core (``jobs``, default all), or on Ray
     (``ray``: an address, ``"local"`` for this machine; ``chunk`` deals per task, see
     :mod:`solitaire_gym.distributed`); yield each result record as it comes (in completion
     order) after appending it to ``out``. Deals already in ``out`` are skipped (not yielded).
     Both paths give the same records (up to ``seconds``, and the verdicts of deals that reach
-    a time budget)."""
+    a time budget). ``clock``: what ``max_seconds`` counts (see :func:`solve`)."""
     from solitaire_gym.distributed import check_address, run_deals
 
     deals = list(deals)
@@ -236,6 +241,8 @@ def solve_many(
     jobs = None if jobs is None else int(jobs)
     if jobs is not None and jobs < 1:
         raise ArgumentError(f"jobs must be 1 or more, not {jobs}")
+    if clock not in ("wall", "cpu"):
+        raise ArgumentError(f"clock must be 'wall' or 'cpu', not {shown(clock)}")
     done = read_results(out, variant) if out is not None else {}
     todo = [d for d in deals if d not in done]
     bar = _Progress(len(todo), variant.tag, progress)
@@ -249,7 +256,7 @@ def solve_many(
         results = run_deals(
             solve_deals,
             todo,
-            args=(variant.tag, max_seconds, max_nodes),
+            args=(variant.tag, max_seconds, max_nodes, clock),
             ray=ray,
             jobs=jobs,
             chunk=chunk,

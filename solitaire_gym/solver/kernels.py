@@ -58,6 +58,12 @@ root that way, and many lost subtrees are cut short. The root gets the strong fo
 so it stays out of reach when those do): it costs more, and decides a few more deals at the root
 only.
 
+In Double Solitaire with Vegas scoring (``dead_end_double``) the same argument covers both
+copies of each card, face-down cards, and the waste, which the single pass makes a pile that is
+only ever taken from the top and never built on: a waste card with nowhere to go holds every card
+under it. New positions are tested there too, after a stock macro as well (its taps add to the
+waste for good).
+
 **Visited set and exactness.** A node is entered at most once per run: a child whose key is in
 the table is not expanded again. Every winnable node has a generated child strictly closer to a
 win, so a run that finds no win has explored everything reachable, which proves there is none.
@@ -76,15 +82,17 @@ connected components make the work of a run outlive it: when a component is clos
 win, all its nodes are lost whatever the order, and are marked DEAD for good; the rest of the
 table goes stale. The root marked DEAD is a proof that the deal is lost.
 
-**Runs without take-backs.** In Solitaire Réfléchi with draw 3 the driver gives a share of the
-nodes to side runs that try no take-back from a foundation (``FL_NO_TAKEBACK``): most solutions
-need none, and without them a lost subtree is far smaller, so such a run finds a win much sooner.
-A node where a take-back was left out is *incomplete*, and so is every node above it on the path
+**Side runs.** In Solitaire Réfléchi the driver gives a share of the nodes to side runs that
+leave out moves most solutions do without: take-backs from a foundation (``FL_NO_TAKEBACK``) and,
+with draw 1, splitting a built sequence between columns (``FL_NO_SPLIT``: only a whole ordered
+group moves, uncovering the card under it, as in lonelybot's move set); without them a lost
+subtree is far smaller, so such a run finds a win much sooner. A node where such a move was left
+out is *incomplete*, and so is every node above it on the path
 and every node that reaches a node closed incomplete (``F_INC``, propagated like the low link); a
 component that closes incomplete is not proven lost but marked ``CLOSED`` for the rest of the run
 (a child found so counts as incomplete), a complete one is marked DEAD as in any run: everything
 reachable from it was searched with every move. A side run that ends at the root incomplete
-(``ST_RUN_DONE``) proves nothing; the driver then stops giving side runs.
+(``ST_RUN_DONE``) proves nothing; the driver then stops giving side runs of that kind.
 
 **Checking the reductions.** Each reduction can be switched off (``FL_*``); with all of them off
 (and no restarts) the search is a plain exhaustive search over exact positions and every legal
@@ -128,6 +136,7 @@ from solitaire_gym.engine.variants import (
     G_COLS,
     G_DRAW,
     G_GAME,
+    G_PILES,
     G_VEGAS,
     L_CF,
     L_DRAW,
@@ -171,8 +180,9 @@ C_DEAD = 13  # positions proven lost
 C_FLAGS = 14  # FL_* below: reductions switched off (for tests and measurements)
 C_WALK = 15  # stock-walk stack top
 C_DEADEND = 16  # new positions that dead_end() proved lost (not expanded)
-C_SKIPPED = 17  # set by gen_moves when it left out a move that FL_NO_TAKEBACK alone forbids
-C_SIZE = 18
+C_SKIPPED = 17  # set by gen_moves when it left out a move that a side run's flag alone forbids
+C_BEST = 18  # the most cards on the foundations in any position entered (a measure of progress)
+C_SIZE = 19
 
 # Reductions can be switched off one by one (ctl[C_FLAGS]); with all of them off the search is a
 # plain exhaustive depth-first search over exact positions and every legal move, which the tests
@@ -186,6 +196,9 @@ FL_NO_DEADEND = 32  # expand positions that dead_end() proves lost
 # Not a reduction: a run that tries no take-back from a foundation (the driver's side runs). It
 # proves lost only the components in which no take-back was left out (the others are CLOSED).
 FL_NO_TAKEBACK = 64
+# Not a reduction either: a run that splits no built sequence between columns (side runs, like
+# FL_NO_TAKEBACK: the nodes where such a move was left out are incomplete).
+FL_NO_SPLIT = 128
 
 # ---- Zobrist table layout (two rows, one per key) ----------------------------------------------
 SEQ = 105  # positions in the stock + waste sequence (104 cards) + 1
@@ -578,6 +591,8 @@ def dead_end(s, cfg: np.ndarray, loc: np.ndarray, strong: bool = False) -> bool:
     is held as above (``_unreachable``): ``t`` comes to a column only onto one of those (or onto
     ``c[i]`` itself, above ``c[q]``, and it leaves ``c`` again only onto one of those). Costlier;
     the search uses it at the root, where it decides some deals the plain test leaves open."""
+    if cfg[G_GAME] == DOUBLE:
+        return dead_end_double(s, cfg, loc)
     if cfg[G_GAME] != REFLECHI:
         return False
     cols = cfg[G_COLS]
@@ -644,6 +659,145 @@ def dead_end(s, cfg: np.ndarray, loc: np.ndarray, strong: bool = False) -> bool:
                     fh[c] = i + 1
                     break
             if fh[c] != h:
+                changed = True
+    return fh.max() > 0
+
+
+# ---- dead ends in Double Solitaire with Vegas scoring --------------------------------------------
+#
+# The same argument as ``dead_end``, for two copies of every card, face-down cards and the waste of
+# a single pass. A *place* is a column or, with Vegas scoring, the waste (pseudo-column ``cols``):
+# the waste is only ever taken from the top and is never built on, so its bottom cards stay until
+# every card above them has left. Locations: ``place << 7 | height``.
+
+
+@nb.njit(cache=True, inline="always")
+def _ds_card(s, cols: int, d: int, q: int) -> int:
+    if d == cols:
+        return np.int64(s.waste[0, q])
+    return np.int64(s.tab[0, d, q])
+
+
+@nb.njit(cache=True, inline="always")
+def _ds_kept(at: int, fh: np.ndarray, cols: int, c: int, i: int, covered: bool) -> bool:
+    """Does the copy at location ``at`` stay where it is until ``c[0 .. i]`` changes? In
+    ``c[0 .. i]`` (strictly under ``c[i]`` unless ``covered``), in the frozen part of the waste,
+    or in the frozen part of another column (``covered``: under a frozen card, so that it never
+    becomes a column top)."""
+    if at < 0:
+        return False
+    d = at >> 7
+    p = at & 127
+    if d == c:
+        return p <= i if covered else p < i
+    if d == cols:
+        return p < fh[d]
+    return p + 1 < fh[d] if covered else p < fh[d]
+
+
+@nb.njit(cache=True, inline="always")
+def _ds_held(
+    loc: np.ndarray, fh: np.ndarray, cols: int, c: int, i: int, card: int, covered: bool
+) -> bool:
+    """Both copies of ``card`` stay (``_ds_kept``); a copy in the stock or on a foundation never
+    counts as held."""
+    return _ds_kept(loc[card], fh, cols, c, i, covered) and _ds_kept(
+        loc[52 + card], fh, cols, c, i, covered
+    )
+
+
+@nb.njit(cache=True)
+def _ds_stays(s, cfg: np.ndarray, loc: np.ndarray, fh: np.ndarray, c: int, i: int) -> bool:
+    """Can the cards ``c[0 .. i]`` of place ``c`` never change, given the frozen heights ``fh``?
+    Only the cards of the group that ends at ``c[i]`` can leave first: ``c[i]`` alone in the waste
+    or when face down, else the face-up ordered group under it. None of them may have a card to
+    go onto (a King: an empty column), and ``c[i]`` none of its foundations."""
+    cols = cfg[G_COLS]
+    lo = i
+    if c < cols and i >= s.tab_down[0, c]:
+        down = np.int64(s.tab_down[0, c])
+        while lo > down and fits_on(cfg, np.int64(s.tab[0, c, lo]), np.int64(s.tab[0, c, lo - 1])):
+            lo -= 1
+    for q in range(lo, i + 1):
+        b = _ds_card(s, cols, c, q)
+        rb = rank_of(b)
+        if rb == KING:
+            return False
+        for t_su in range(4):
+            t = t_su * 13 + rb + 1
+            if fits_on(cfg, b, t) and not _ds_held(loc, fh, cols, c, i, t, True):
+                return False
+    b = _ds_card(s, cols, c, i)
+    su = suit_of(b)
+    held = False
+    for rz in range(rank_of(b)):  # a lower card of its suit that never goes up: neither copy
+        if _ds_held(loc, fh, cols, c, i, su * 13 + rz, False):
+            held = True
+            break
+    return held
+
+
+@nb.njit(cache=True)
+def dead_end_double(s, cfg: np.ndarray, loc: np.ndarray) -> bool:
+    """Double Solitaire with Vegas scoring: is row 0 provably lost because some cards can never
+    move? ``loc``: scratch (at least 104 + columns + 1 entries).
+
+    ``dead_end``'s argument, place by place (the columns, and the waste, which the single pass
+    makes a pile that is only ever taken from the top and never built on): say the bottom
+    ``fh[d]`` cards of every place are frozen, and keep the highest prefix of each place whose
+    group (``_ds_stays``) cannot leave given the others; repeat until nothing changes, starting
+    from every card frozen (so the result is the largest set of frozen prefixes that justify each
+    other). A card counts as a place to go only if it can become a column top: both copies of it
+    must lie under a frozen card of another column, in the frozen waste, or in ``c[0 .. i]``; for
+    the foundation, both copies of a lower card of the suit must be frozen (no pile ever reaches
+    it). Any frozen card then never reaches its foundation: no play wins."""
+    if cfg[G_GAME] != DOUBLE or not cfg[G_VEGAS]:
+        return False
+    cols = cfg[G_COLS]
+    fh = loc[104 : 104 + cols + 1]
+    for k in range(104):
+        loc[k] = -1
+    any_cand = False
+    for d in range(cols + 1):
+        n = np.int64(s.waste_len[0]) if d == cols else np.int64(s.tab_len[0, d])
+        fh[d] = n
+        for q in range(n):
+            card = _ds_card(s, cols, d, q)
+            slot = card if loc[card] < 0 else 52 + card
+            loc[slot] = (d << 7) | q
+    # Quick bound: the top card of a frozen prefix is no King and has both copies of each card
+    # it fits on on the board or in the waste. Most positions have no such card.
+    for d in range(cols + 1):
+        for q in range(np.int64(fh[d])):
+            b = _ds_card(s, cols, d, q)
+            rb = rank_of(b)
+            if rb == KING:
+                continue
+            ok = True
+            for t_su in range(4):
+                t = t_su * 13 + rb + 1
+                if fits_on(cfg, b, t) and (loc[t] < 0 or loc[52 + t] < 0):
+                    ok = False
+                    break
+            if ok:
+                any_cand = True
+                break
+        if any_cand:
+            break
+    if not any_cand:
+        return False
+    changed = True
+    while changed:
+        changed = False
+        for d in range(cols + 1):
+            h = np.int64(fh[d])
+            nh = 0
+            for i in range(h - 1, -1, -1):
+                if _ds_stays(s, cfg, loc, fh, d, i):
+                    nh = i + 1
+                    break
+            if nh != h:
+                fh[d] = nh
                 changed = True
     return fh.max() > 0
 
@@ -770,6 +924,13 @@ def gen_moves(
         if (flags & FL_NO_TAKEBACK) and kind == K_FT:
             ctl[C_SKIPPED] = 1
             continue
+        if (flags & FL_NO_SPLIT) and kind == K_TT:
+            rest = np.int64(s.tab_len[0, src]) - n
+            if rest > s.tab_down[0, src] and fits_on(
+                cfg, np.int64(s.tab[0, src, rest]), np.int64(s.tab[0, src, rest - 1])
+            ):
+                ctl[C_SKIPPED] = 1
+                continue
         if not prune:
             pass
         elif game == SEAHAVEN and (kind == K_FT or kind == K_FC):
@@ -1056,6 +1217,7 @@ def search(
     ttn = ctl[C_TT]
     hits = ctl[C_HITS]
     maxdepth = ctl[C_MAXDEPTH]
+    best = ctl[C_BEST]
     run = ctl[C_GEN]
     index = ctl[C_INDEX]
     tsp = ctl[C_TSTACK]
@@ -1066,7 +1228,8 @@ def search(
     flags = ctl[C_FLAGS]
     lazy_waste = _lazy_waste(cfg) and not (flags & (FL_NO_LAZY | FL_NO_MACRO))
     macro = cfg[L_STOCK] != 0 and not (flags & FL_NO_MACRO)
-    deadends_on = cfg[G_GAME] == REFLECHI and not (flags & FL_NO_DEADEND)
+    vegas = cfg[G_GAME] == DOUBLE and cfg[G_VEGAS] != 0
+    deadends_on = (cfg[G_GAME] == REFLECHI or vegas) and not (flags & FL_NO_DEADEND)
     n_deadend = ctl[C_DEADEND]
     while True:
         if nodes >= node_limit or work >= work_limit:
@@ -1161,8 +1324,14 @@ def search(
             continue
         ttn += val
         # Proven lost: not expanded, remembered as such. (A card put on its foundation never
-        # makes a position a dead end that was none, so such moves are not tested.)
-        if deadends_on and kind != K_TF and kind != K_WF and dead_end(s, cfg, tmp):
+        # makes a position a dead end that was none, so such moves are not tested; but with
+        # Vegas scoring the taps before it may: they add to the waste, which stays.)
+        if (
+            deadends_on
+            and kind != K_TF
+            and (kind != K_WF or (vegas and j > 0))
+            and dead_end(s, cfg, tmp)
+        ):
             tt_kill(tt1, tt2, tti, h1, h2)
             dead += 1
             n_deadend += 1
@@ -1175,6 +1344,11 @@ def search(
         depth += 1
         if depth > maxdepth:
             maxdepth = depth
+        home = 0
+        for p in range(cfg[G_PILES]):
+            home += s.found[0, p]
+        if home > best:
+            best = home
         ws = frames[depth - 1, F_WKS]
         we = frames[depth - 1, F_WKE]
         wtop0 = wtop
@@ -1208,6 +1382,7 @@ def search(
     ctl[C_TT] = ttn
     ctl[C_HITS] = hits
     ctl[C_MAXDEPTH] = maxdepth
+    ctl[C_BEST] = best
     ctl[C_INDEX] = index
     ctl[C_TSTACK] = tsp
     ctl[C_DEAD] = dead

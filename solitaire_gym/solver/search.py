@@ -38,10 +38,17 @@ _CHUNK_WORK = 4096  # search steps between looks at the clock (a few ms)
 _TT_START = 1 << 16
 _RESTART_UNIT = 4096  # nodes per unit of the Luby sequence
 _JITTER = 1000  # random noise added to move scores after the first run (they span about 1500)
-# Solitaire Réfléchi draw 3: the share of the nodes given to side runs that try no take-back
-# from a foundation. Most solutions need none, and without take-backs a run finds them sooner; a
-# side run still proves lost the components in which no take-back was left out.
-_SIDE_SHARE = 0.1
+# Side runs: a share of the nodes goes to runs that leave out moves most solutions do without
+# (kernels.FL_NO_SPLIT: splitting a built sequence between columns; FL_NO_TAKEBACK: taking a card
+# back from a foundation). Such a run finds a win much sooner when one exists without those
+# moves, and still proves lost the components in which nothing was left out. By (game, draw):
+# the flag sets, taken in turn, and the share of the nodes. Double Solitaire wins at once with
+# Normal scoring; with Vegas scoring its undecided deals are proofs of loss, which side runs
+# only slow down.
+_SIDE_RUNS: dict[tuple[int, int], tuple[tuple[int, ...], float]] = {
+    (REFLECHI, 1): ((K.FL_NO_SPLIT, K.FL_NO_SPLIT | K.FL_NO_TAKEBACK), 0.5),
+    (REFLECHI, 3): ((K.FL_NO_TAKEBACK,), 0.1),
+}
 _SIDE_RNG = 0x2545F4914F6CDD1D
 
 
@@ -259,6 +266,7 @@ def _run(
     flags: int = 0,
     restarts_on: bool = True,
     shorten: bool = True,
+    clock: str = "wall",
 ) -> tuple[str, str | None, list[int], dict[str, int], float]:
     """The search proper: (verdict, reason, action ids of the solution, stats, seconds).
 
@@ -266,23 +274,22 @@ def _run(
     the move order (the first run uses the plain order): solving times are heavy-tailed and a
     fresh order usually finds a solution that the first one had buried. Whatever a run proves lost
     stays proven, so the search still ends when everything reachable is explored."""
-    t0 = time.perf_counter()
+    now = time.process_time if clock == "cpu" else time.perf_counter
+    t0 = now()
     deadline = None if max_seconds is None else t0 + max_seconds
     S = _Search(game, table_mb)
     ctl = S.ctl
     ctl[K.C_RNG] = 88172645463325252
-    # Solitaire Réfléchi draw 3: side runs without take-backs (see _SIDE_SHARE). One comes after a
-    # run of the Luby sequence while they have had less than their share of the nodes, until one
-    # ends without a win (none exists without take-backs). They draw their move-order noise from
-    # their own generator, so the runs of the Luby sequence get the same noise as without them.
-    side_on = (
-        restarts_on
-        and _SIDE_SHARE > 0
-        and game.cfg[G_GAME] == REFLECHI
-        and game.cfg[G_DRAW] == 3
-        and not (flags & K.FL_NO_TAKEBACK)
-    )
-    side = False
+    # Side runs (see _SIDE_RUNS): one comes after a run of the Luby sequence while they have had
+    # less than their share of the nodes; a kind of side run stops when one of its runs ends
+    # without a win (none exists without those moves). They draw their move-order noise from their
+    # own generator, so the runs of the Luby sequence get the same noise as without them.
+    side_kinds, side_share = _SIDE_RUNS.get((int(game.cfg[G_GAME]), int(game.cfg[G_DRAW])), ((), 0))
+    if not restarts_on or flags & (K.FL_NO_TAKEBACK | K.FL_NO_SPLIT):
+        side_kinds = ()
+    side_kinds = list(side_kinds)
+    side_next = 0
+    side = 0  # the flags of the side run under way, 0 for a run of the Luby sequence
     side_nodes = 0
     side_rng = _SIDE_RNG
     full_rng = 0  # the Luby sequence's generator while a side run has its own
@@ -302,11 +309,11 @@ def _run(
         if ctl[K.C_NODES] >= node_cap:
             reason = "nodes"
             break
-        if deadline is not None and time.perf_counter() >= deadline:
+        if deadline is not None and now() >= deadline:
             reason = "seconds"
             break
         if status == K.ST_RUN_DONE and not restarts_on:
-            reason = "incomplete"  # (only when the caller asked for FL_NO_TAKEBACK)
+            reason = "incomplete"  # (only when the caller asked for a side run's flag)
             break
         if status not in (K.ST_BUDGET, K.ST_RUN_DONE) and not S.grow(status):
             reason = "memory"
@@ -318,28 +325,30 @@ def _run(
             if side:
                 side_nodes += int(ctl[K.C_NODES]) - run_start
                 if status == K.ST_RUN_DONE:
-                    side_on = False  # no win without take-backs: no more side runs
-                side = False  # back to the Luby sequence, with its own noise
+                    side_kinds.remove(side)  # no win without those moves: no more of this kind
+                side = 0  # back to the Luby sequence, with its own noise
                 side_rng, ctl[K.C_RNG] = int(ctl[K.C_RNG]), full_rng
                 ctl[K.C_JITTER] = _JITTER
             else:
                 restarts += 1
                 run_len = _RESTART_UNIT * luby(restarts + 1)
                 ctl[K.C_JITTER] = _JITTER
-                if side_on and side_nodes < _SIDE_SHARE * int(ctl[K.C_NODES]):
-                    side = True
+                if side_kinds and side_nodes < side_share * int(ctl[K.C_NODES]):
+                    side = side_kinds[side_next % len(side_kinds)]
+                    side_next += 1
                     full_rng, ctl[K.C_RNG] = int(ctl[K.C_RNG]), side_rng
                     ctl[K.C_JITTER], side_jitter = side_jitter, _JITTER
-            ctl[K.C_FLAGS] = flags | (K.FL_NO_TAKEBACK if side else 0)
+            ctl[K.C_FLAGS] = flags | side
             status = K.restart(*S.args())
             run_start = int(ctl[K.C_NODES])
-    seconds = time.perf_counter() - t0
+    seconds = now() - t0
     stats = {
         "nodes": int(ctl[K.C_NODES]),
         "seen_again": int(ctl[K.C_HITS]),
         "proven_lost": int(ctl[K.C_DEAD]),
         "dead_ends": int(ctl[K.C_DEADEND]),
         "max_depth": int(ctl[K.C_MAXDEPTH]),
+        "most_home": int(ctl[K.C_BEST]),
         "restarts": restarts,
         "table_size": int(S.tt[0].shape[0]),
     }
@@ -389,6 +398,7 @@ def solve(
     max_seconds: float | None = DEFAULT_SECONDS,
     max_nodes: int | None = None,
     table_mb: float = DEFAULT_TABLE_MB,
+    clock: str = "wall",
     _flags: int = 0,
     _restarts: bool = True,
 ) -> SolveResult:
@@ -399,7 +409,10 @@ def solve(
     docs/rules.md, replayed through :class:`Game` before it is returned (a solution that fails to
     replay raises :class:`SolverBug`). ``"unsolvable"`` only when every position reachable under the
     exact rules was searched. ``"unknown"`` when ``max_seconds``, ``max_nodes`` or the visited-set
-    memory (``table_mb``, MiB) ran out first; None means no limit of that kind. ``_flags``
+    memory (``table_mb``, MiB) ran out first; None means no limit of that kind. ``clock``: what
+    ``max_seconds`` (and the result's ``seconds``) count: ``"wall"``, elapsed time (the default),
+    or ``"cpu"``, this process's CPU time (a budget that does not shrink when other work shares the
+    cores: for studies on a busy machine). ``_flags``
     (``kernels.FL_*``) and ``_restarts=False`` switch reductions off, for tests and measurements.
 
     **Thoughtful solving.** Solitaire Réfléchi and Double Solitaire hide cards from the player
@@ -409,13 +422,16 @@ def solve(
 
     Raises :class:`~solitaire_gym.GameCodeError` (malformed code),
     :class:`~solitaire_gym.PositionError` (malformed position),
-    :class:`~solitaire_gym.errors.ArgumentError` (a budget of zero or less, or not a number).
+    :class:`~solitaire_gym.errors.ArgumentError` (a budget of zero or less, or not a number; an
+    unknown ``clock``).
 
     >>> r = solve("SH1-C4-AAAAAJ2", max_seconds=5)
     >>> r.verdict, r.thoughtful
     ('solvable', False)
     """
     max_seconds, max_nodes = _check_budget(max_seconds, max_nodes)
+    if clock not in ("wall", "cpu"):
+        raise ArgumentError(f"clock must be 'wall' or 'cpu', not {shown(clock)}")
     if (
         isinstance(table_mb, bool)
         or not isinstance(table_mb, (int, float))
@@ -430,7 +446,7 @@ def solve(
     fresh = Game.from_code(game.code, undo_depth=0).to_dict()
     thoughtful = game.variant.game != SEAHAVEN
     verdict, reason, path, stats, seconds = _run(
-        game, max_seconds, max_nodes, table_mb, _flags, _restarts
+        game, max_seconds, max_nodes, table_mb, _flags, _restarts, clock=clock
     )
     solution = [action_to_move(game.cfg, a) for a in path]
     if verdict == "solvable":
