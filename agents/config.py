@@ -10,6 +10,11 @@ back, plus ``win_bonus`` on the winning move, computed by the env's compiled ste
 It is potential-based (the potential is the number of cards on the foundations), so no cycle of
 moves gains anything, and an episode's return is the number of cards it ended with on the
 foundations (plus the bonus when won). ``win_bonus`` is used by ``foundation`` only.
+
+``deals``: which training deals the env draws, ``random`` (any deal of the training split) or
+``solvable`` (the shipped list of training deals the solver proved solvable, see
+``solitaire_gym.envs.deal_lists``). Periodic and final evaluation play the evaluation split
+either way.
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ from solitaire_gym.errors import SolitaireError, shown
 ALGORITHMS = ("maskable_ppo", "rllib_ppo")
 VECTORIZE = ("native", "sync")
 REWARD_MODES = ("foundation", "fair", "app", "win")
+DEAL_SOURCES = ("random", "solvable")
 ACTIVATIONS = ("tanh", "relu")
 GAMES = ("double_solitaire", "solitaire_reflechi", "seahaven_towers")
 GAME_OPTIONS = {
@@ -79,6 +85,7 @@ SCHEMA: dict[str, Any] = {
     "reward_mode": (str, "foundation"),
     "win_bonus": (_NUM, 10.0),
     "reward_scale": (_NUM, 1.0),
+    "deals": (str, "random"),
     "total_timesteps": (int, None),
     "num_envs": (int, 32),
     "max_episode_steps": ((int, type(None)), None),
@@ -220,6 +227,7 @@ def check_config(data: Any, where: str = "<dict>") -> TrainConfig:
     choices = {
         "algorithm": ALGORITHMS,
         "reward_mode": REWARD_MODES,
+        "deals": DEAL_SOURCES,
         "network.activation": ACTIVATIONS,
         "rllib.vectorize": VECTORIZE,
     }

@@ -95,6 +95,7 @@ def make_train_env(cfg: TrainConfig, seed: int | None = None) -> tuple[VecEnv, T
         max_episode_steps=cfg.max_episode_steps,
         seed=cfg.seed if seed is None else seed,
         **cfg.env_reward_kwargs,
+        deals=cfg.deals,
         **cfg.env_kwargs,
     )
     timed = TimedVecEnv(raw)

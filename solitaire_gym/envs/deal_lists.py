@@ -60,16 +60,21 @@ def _load(tag: str, data: str) -> np.ndarray:
             f"no list of solvable deals for {tag} ({path} is missing): build it with "
             f"'python experiments/solvable_deals.py --variants {tag}'"
         )
-    deals = np.load(path, allow_pickle=False)
+    try:
+        deals = np.load(path, allow_pickle=False)
+    except (OSError, ValueError) as e:  # not an .npy file, or one of Python objects
+        raise DealListError(f"{path} is not a list of deal numbers: {e}") from None
     if (
-        deals.ndim != 1
+        not isinstance(deals, np.ndarray)
+        or deals.ndim != 1
         or deals.dtype != np.int64
         or deals.size == 0
         or deals.min() < TRAIN_START
         or deals.max() > MAX_DEAL
+        or np.any(np.diff(deals) <= 0)
     ):
         raise DealListError(
-            f"{path} is not a list of training-split deal numbers (1-D int64, "
+            f"{path} is not a list of training-split deal numbers (1-D int64, sorted, distinct, "
             f"{TRAIN_START} … {MAX_DEAL})"
         )
     deals.setflags(write=False)

@@ -1,0 +1,142 @@
+"""``deals="solvable"``: the shipped lists of solvable training deals, the envs that draw from
+them, the builder, and the refusal of a bad list."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from agents.play import VARIANTS
+from solitaire_gym import parse_code
+from solitaire_gym.engine.variants import MAX_DEAL
+from solitaire_gym.envs import EVAL_SPLIT_END, SolitaireVectorEnv
+from solitaire_gym.envs.deal_lists import (
+    DATA,
+    TAGS,
+    DealListError,
+    build_solvable,
+    solvable_deals,
+    solvable_info,
+)
+from solitaire_gym.envs.solitaire_env import SolitaireEnv
+from solitaire_gym.solver.batch import parse_variant
+
+
+@pytest.mark.parametrize("tag", TAGS)
+def test_every_variant_ships_a_list_that_matches_its_index(tag):
+    variant = parse_variant(tag)
+    deals = solvable_deals(variant)
+    info = solvable_info(variant)
+    assert deals.dtype == np.int64 and deals.ndim == 1 and not deals.flags.writeable
+    assert np.all(np.diff(deals) > 0)
+    assert deals.size == info["solvable"] >= 100
+    assert info["solvable"] + info["unsolvable"] + info["unknown"] == info["tried"]
+    assert EVAL_SPLIT_END <= info["first"] <= deals[0]
+    assert deals[-1] < info["first"] + info["tried"] <= MAX_DEAL + 1
+    assert info["command"].startswith("python experiments/solvable_deals.py")
+
+
+def test_the_lists_are_package_data():
+    text = (Path(__file__).parent.parent / "pyproject.toml").read_text(encoding="utf-8")
+    assert '"data/solvable/*.npy"' in text and '"data/solvable/index.json"' in text
+    assert set(json.loads((DATA / "index.json").read_text())) == set(TAGS)
+
+
+@pytest.mark.parametrize("tag", ["SH1-C1", "DS1-D3V", "TF1-D3N"])
+def test_listed_deals_are_solvable(tag):
+    from solitaire_gym.solver import solve
+
+    variant = parse_variant(tag)
+    deals = solvable_deals(variant)
+    seconds = solvable_info(variant)["max_seconds"]
+    for deal in deals[:: max(1, deals.size // 2)][:2].tolist():
+        assert solve(variant.code(deal), max_seconds=4 * seconds).verdict == "solvable"
+
+
+@pytest.mark.parametrize("tag", ["SH1-C2", "TF1-D1N", "DS1-D1V"])
+def test_envs_draw_only_listed_deals(tag):
+    from solitaire_gym.envs.sb3 import SB3VecEnv
+
+    listed = set(solvable_deals(parse_variant(tag)).tolist())
+    game, opts = VARIANTS[tag]
+    seen = []
+    env = SolitaireEnv(game, deals="solvable", **opts)
+    for seed in range(5):
+        _, info = env.reset(seed=seed)
+        seen.append(env.to_dict()["code"])
+    vec = SolitaireVectorEnv(4, game, deals="solvable", max_episode_steps=3, **opts)
+    _, info = vec.reset(seed=0)
+    codes = list(info["code"])
+    for _ in range(8):  # every game ends after 3 steps and is dealt anew
+        acts = np.array([np.flatnonzero(m)[0] if m.any() else 0 for m in info["action_mask"]])
+        _, _, _, _, info = vec.step(acts)
+        codes += list(info["code"])
+    sb3 = SB3VecEnv(game, num_envs=4, max_episode_steps=3, seed=0, deals="solvable", **opts)
+    sb3.reset()
+    codes += list(sb3.codes)
+    for _ in range(8):
+        acts = np.array([np.flatnonzero(m)[0] for m in sb3.action_masks()])
+        sb3.step(acts)
+        codes += list(sb3.codes)
+    deals = {parse_code(c)[1] for c in seen + codes}
+    assert len(deals) > 4 and deals <= listed
+    # options and explicit deals still work: a deal asked for is dealt as it is
+    _, info = env.reset(options={"deal": 7})
+    assert parse_code(info["code"])[1] == 7
+
+
+def test_random_deals_are_not_only_listed_ones():
+    listed = set(solvable_deals(parse_variant("SH1-C1")).tolist())
+    env = SolitaireEnv("seahaven_towers", cells=1)
+    deals = {parse_code(env.reset(seed=s)[1]["code"])[1] for s in range(20)}
+    assert not deals <= listed  # 3% of SH1-C1 deals are solvable
+
+
+def bad_list(tmp_path, name: str, array) -> str:
+    d = tmp_path / name
+    d.mkdir()
+    np.save(d / "SH1-C4.npy", array, allow_pickle=True)
+    return str(d)
+
+
+@pytest.mark.parametrize(
+    "array",
+    [
+        np.array([EVAL_SPLIT_END - 1, EVAL_SPLIT_END + 5], np.int64),  # an evaluation deal
+        np.array([EVAL_SPLIT_END + 5, EVAL_SPLIT_END + 1], np.int64),  # not sorted
+        np.array([EVAL_SPLIT_END + 1.5]),  # not integers
+        np.array([[EVAL_SPLIT_END + 1]], np.int64),  # not 1-D
+        np.array([], np.int64),  # empty
+        np.array([{"x": 1}], dtype=object),  # Python objects: never unpickled
+    ],
+)
+def test_a_bad_list_is_refused(tmp_path, array):
+    data = bad_list(tmp_path, "bad", array)
+    with pytest.raises(DealListError, match="not a list of"):
+        solvable_deals(parse_variant("SH1-C4"), data)
+
+
+def test_a_missing_list_names_the_command(tmp_path):
+    with pytest.raises(DealListError, match=r"experiments/solvable_deals\.py"):
+        solvable_deals(parse_variant("SH1-C4"), tmp_path)
+
+
+def test_build_solvable_writes_a_list_and_resumes(tmp_path):
+    variant = parse_variant("SH1-C4")
+    seen = []
+    kw = dict(max_seconds=2.0, jobs=1, work=tmp_path / "work", data=tmp_path / "data",
+              progress=False, on_record=seen.append)  # fmt: skip
+    s = build_solvable(variant, 6, command="test", **kw)
+    assert len(seen) == 6 and s["tried"] == 6 and s["first"] == EVAL_SPLIT_END
+    solvable = sorted(r["deal"] for r in seen if r["verdict"] == "solvable")
+    assert s["solvable"] == len(solvable)
+    assert solvable_deals(variant, tmp_path / "data").tolist() == solvable
+    assert solvable_info(variant, tmp_path / "data")["command"] == "test"
+    seen.clear()
+    build_solvable(variant, 8, command="test", **kw)  # resumes: only the 2 new deals are solved
+    assert sorted(r["deal"] for r in seen) == [EVAL_SPLIT_END + 6, EVAL_SPLIT_END + 7]
+    with pytest.raises(ValueError, match="training split"):
+        build_solvable(variant, 3, first=5, **kw)
