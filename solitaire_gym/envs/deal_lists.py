@@ -2,8 +2,10 @@
 
 For each of the nine variants, ``solitaire_gym/data/solvable/<TAG>.npy`` holds the sorted deal
 numbers (int64) of the deals ``first … first + tried − 1`` of the training split that the solver
-called ``solvable`` within ``max_seconds`` each; ``index.json`` records, per variant, ``first``,
-``tried``, ``max_seconds`` and the count of each verdict (``solvable``, ``unsolvable``,
+called ``solvable`` within ``max_nodes`` positions each (a budget in positions, not seconds, so
+the lists do not depend on the machine or its load: the solver gives the same verdicts again);
+``index.json`` records, per variant, ``first``, ``tried``, ``max_nodes`` and the count of each
+verdict (``solvable``, ``unsolvable``,
 ``unknown``), so the share of solvable deals among those tried is known (an honest denominator).
 A deal the solver left undecided is not on the list, even if it could be won.
 
@@ -88,7 +90,7 @@ def solvable_deals(variant: Variant, data: str | os.PathLike[str] | None = None)
 
 
 def solvable_info(variant: Variant, data: str | os.PathLike[str] | None = None) -> dict[str, Any]:
-    """How ``variant``'s list was made: ``first``, ``tried``, ``max_seconds``, the verdict counts
+    """How ``variant``'s list was made: ``first``, ``tried``, ``max_nodes``, the verdict counts
     and the command (see the module docstring)."""
     info = _index(DATA if data is None else Path(data)).get(variant.tag)
     if info is None:
@@ -100,19 +102,23 @@ def build_solvable(
     variant: Variant,
     tried: int,
     *,
-    max_seconds: float,
+    max_nodes: int,
     first: int = TRAIN_START,
     jobs: int | None = None,
     work: str | os.PathLike[str] = "runs/solvable_deals",
     data: str | os.PathLike[str] | None = None,
     command: str = "",
     progress: bool = True,
+    solve: bool = True,
     on_record: Callable[[dict[str, Any]], None] | None = None,
 ) -> dict[str, Any]:
-    """Solve deals ``first … first + tried − 1`` of ``variant`` (``max_seconds`` each, ``jobs``
-    processes), keep the solver's records in ``work/<TAG>.jsonl`` (resumable: deals already
-    there are not solved again), and write the solvable ones to ``data/<TAG>.npy`` and their
-    summary to ``data/index.json``. Returns the summary. ``on_record`` sees each new record."""
+    """Solve deals ``first … first + tried − 1`` of ``variant`` (``max_nodes`` positions each,
+    no time limit; ``jobs`` processes), keep the solver's records in ``work/<TAG>.jsonl``
+    (resumable: deals already there are not solved again), and write the solvable ones to
+    ``data/<TAG>.npy`` and their summary to ``data/index.json``. Returns the summary.
+    ``on_record`` sees each new record. With ``solve=False`` nothing is solved: the list is
+    written from the records already in ``work`` (an interrupted run), for the deals from
+    ``first`` on that were all solved, which the summary's ``tried`` then counts."""
     from solitaire_gym.solver.batch import read_results, solve_many
 
     if not isinstance(variant, Variant):
@@ -124,32 +130,45 @@ def build_solvable(
             f"deals {first} … {int(first) + int(tried) - 1} are not all in the training split "
             f"({TRAIN_START} … {MAX_DEAL})"
         )
-    if not max_seconds > 0:
-        raise ValueError(f"max_seconds must be positive, not {max_seconds!r}")
-    deals = range(int(first), int(first) + int(tried))
-    work = Path(work)
-    raw = work / f"{variant.tag}.jsonl"
-    for rec in solve_many(
-        variant, deals, max_seconds=max_seconds, jobs=jobs, out=raw, progress=progress
-    ):
-        if on_record is not None:
-            on_record(rec)
-    done = read_results(raw, variant)
-    recs = [done[d] for d in deals if d in done]
+    if isinstance(max_nodes, bool) or not isinstance(max_nodes, int) or max_nodes < 1:
+        raise ValueError(f"max_nodes must be a positive integer, not {max_nodes!r}")
+    first, tried = int(first), int(tried)
+    raw = Path(work) / f"{variant.tag}.jsonl"
+    done = read_results(raw, variant) if raw.exists() else {}
+    other = [r for r in done.values() if r.get("max_nodes") != max_nodes or r.get("max_seconds")]
+    if other:
+        raise ValueError(
+            f"{raw} holds deal {other[0]['deal']} solved with another budget (max_nodes "
+            f"{other[0].get('max_nodes')}, max_seconds {other[0].get('max_seconds')}): use "
+            "another work folder"
+        )
+    if solve:
+        for rec in solve_many(
+            variant, range(first, first + tried), max_seconds=None, max_nodes=max_nodes,
+            jobs=jobs, out=raw, progress=progress,
+        ):  # fmt: skip
+            if on_record is not None:
+                on_record(rec)
+        done = read_results(raw, variant)
+    recs = []
+    for deal in range(first, first + tried):
+        if deal not in done:
+            break
+        recs.append(done[deal])
+    if not recs:
+        raise DealListError(f"{raw} holds no result for deal {first}: nothing to write")
     counts = {
         v: sum(r["verdict"] == v for r in recs) for v in ("solvable", "unsolvable", "unknown")
     }
     good = np.array(sorted(r["deal"] for r in recs if r["verdict"] == "solvable"), np.int64)
-    times = sorted(r["seconds"] for r in recs)
     out_dir = DATA if data is None else Path(data)
     out_dir.mkdir(parents=True, exist_ok=True)
     np.save(out_dir / f"{variant.tag}.npy", good, allow_pickle=False)
     summary = {
-        "first": int(first),
-        "tried": int(tried),
-        "max_seconds": float(max_seconds),
+        "first": first,
+        "tried": len(recs),
+        "max_nodes": int(max_nodes),
         **counts,
-        "median_seconds": round(times[len(times) // 2], 4) if times else None,
         "command": command,
     }
     index = _index(out_dir)
