@@ -79,14 +79,15 @@ def test_single_env_random_play_adds_up_to_the_foundation_cards(tag):
 
 @pytest.mark.parametrize("tag", TAGS)
 def test_a_won_game_earns_every_card_and_the_bonus(tag):
+    from solitaire_gym.envs.deal_lists import solvable_deals, solvable_info
     from solitaire_gym.solver import solve
 
     variant = parse_variant(tag)
     game_name, opts = env_args(tag)
-    for deal in range(1, 200):  # the first solvable deal (Seahaven with 1 cell: 3% are)
-        result = solve(variant.code(deal), max_seconds=10)
-        if result.verdict == "solvable":
-            break
+    deal = int(solvable_deals(variant)[0])  # a deal the solver proved solvable, within this budget
+    result = solve(
+        variant.code(deal), max_seconds=None, max_nodes=solvable_info(variant)["max_nodes"]
+    )
     assert result.verdict == "solvable"
     env = SolitaireEnv(game_name, reward_mode="foundation", win_bonus=BONUS, **opts)
     _, info = env.reset(options={"deal": deal})
