@@ -29,7 +29,7 @@ from typing import Any
 
 import yaml
 
-from solitaire_gym.errors import SolitaireError, shown
+from solitaire_gym.errors import SHOWN_CHARS, SolitaireError, shown
 
 ALGORITHMS = ("maskable_ppo", "rllib_ppo")
 VECTORIZE = ("native", "sync")
@@ -148,7 +148,7 @@ def _merge(schema: dict, data: Any, prefix: str, where: str) -> dict:
     unknown = sorted((k for k in data if k not in schema), key=repr)
     if unknown:
         raise ConfigError(
-            f"{where}: unknown key {prefix}{shown(unknown[0])} (known: {', '.join(sorted(schema))})"
+            f"{where}: unknown key {prefix}{str(unknown[0])[:SHOWN_CHARS]} (known: {', '.join(sorted(schema))})"
         )
     out: dict[str, Any] = {}
     for key, spec in schema.items():
@@ -217,7 +217,7 @@ def check_config(data: Any, where: str = "<dict>") -> TrainConfig:
     for key, value in raw["options"].items():
         if key not in allowed:
             raise ConfigError(
-                f"{where}: unknown key options.{shown(key)} for {raw['game']} "
+                f"{where}: unknown key options.{str(key)[:SHOWN_CHARS]} for {raw['game']} "
                 f"(known: {', '.join(allowed)})"
             )
         if type(value) is not type(allowed[key][0]) or value not in allowed[key]:

@@ -38,7 +38,7 @@ CODE_CHARS = "SHDTFC1234567890-ABCDEFGHIJKLMNOPQRSTUVWXYZ abcxyz*ß٣２\u0130\n
 numbers = st.one_of(
     st.integers(),
     st.integers(min_value=-(2**80), max_value=2**80),
-    st.sampled_from([2**31 - 1, 2**31, -(2**31) - 1, 2**63, 2**64, -1, 0, 10**5000]),
+    st.sampled_from([2**31 - 1, 2**31, -(2**31) - 1, 2**63, 2**64, -1, 0, 10**4000]),
     st.floats(allow_nan=True, allow_infinity=True),
     st.booleans(),
 )

@@ -305,7 +305,7 @@ arg = st.one_of(st.text(alphabet=st.characters(blacklist_categories=["Cs"], blac
 
 
 @FUZZ
-@given(arg, arg, arg)
+@given(deals=arg, game=arg, code=arg)
 def test_solve_command(tmp_path_factory, deals, game, code, capsys):
     out = tmp_path_factory.mktemp("solve") / "r.jsonl"
     _cli(["solve", "--deals", deals, "--game", game, "--out", str(out), "--max-nodes", "1",
@@ -314,7 +314,7 @@ def test_solve_command(tmp_path_factory, deals, game, code, capsys):
 
 
 @FUZZ
-@given(arg, arg, st.binary(max_size=200))
+@given(fps=arg, step=arg, raw=st.binary(max_size=200))
 def test_render_command(tmp_path_factory, fps, step, raw, capsys):
     pytest.importorskip("PIL")
     folder = tmp_path_factory.mktemp("render")
