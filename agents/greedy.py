@@ -71,6 +71,7 @@ from solitaire_gym.envs.core import EnvOptions
 from solitaire_gym.envs.observation import DEPTH_SCALE, HEIGHT_SCALE, Layout, layout
 
 P_NONE = -1000.0
+RANK_PER_PLAY = 10_000.0  # one more play from a position outweighs any priority
 TABLE = 8192  # (position, action) slots per game: more than the longest episode (2000 steps)
 _GOLD = np.uint64(0x9E3779B97F4A7C15)
 _FROM_CELL = 100
@@ -272,44 +273,54 @@ def _has_column_place(game, card, grid, col_len, cols, skip):
 
 
 @nb.njit(cache=True)
-def _choose(obs, masks, active, table, game, n_cards, decks, cols, cells, lay,
-            keys, counts, last_card, last_from, out):  # fmt: skip
+def _lookup(keys, counts, b, h, a):
+    """Slot of (position hash ``h``, action ``a``) in game ``b``'s table and how often it was
+    played (slot of the first free place when never)."""
+    size = keys.shape[1]
+    key = _mix(h ^ (np.uint64(a + 1) * _GOLD)) | np.uint64(1)
+    slot = np.int64(key % np.uint64(size))
+    while keys[b, slot] != 0:
+        if keys[b, slot] == key:
+            return key, slot, counts[b, slot]
+        slot = (slot + 1) % size
+    return key, slot, 0
+
+
+@nb.njit(cache=True)
+def _rank(obs, masks, active, table, game, n_cards, decks, cols, cells, lay,
+          keys, counts, last_card, last_from, out):  # fmt: skip
+    """``out[b, a]``: how much the agent prefers action ``a`` in game ``b`` (higher first;
+    ``-inf`` for an illegal action or an inactive game): fewest plays from this position first,
+    then the priority. Changes no memory."""
     n_act = masks.shape[1]
     pri = np.empty(n_act, np.float64)
-    size = keys.shape[1]
     for b in range(obs.shape[0]):
+        out[b, :] = -np.inf
         if not active[b]:
-            out[b] = 0
             continue
         _priorities(obs[b], masks[b], table, game, n_cards, decks, cols, cells, lay,
                     last_card[b], last_from[b], pri)  # fmt: skip
         h = _obs_hash(obs[b])
-        best = -1
-        best_count = 1 << 30
-        best_p = P_NONE
-        best_slot = -1
         for a in range(n_act):
             if pri[a] <= P_NONE:
                 continue
-            key = _mix(h ^ (np.uint64(a + 1) * _GOLD)) | np.uint64(1)
-            slot = np.int64(key % np.uint64(size))
-            cnt = 0
-            while keys[b, slot] != 0:
-                if keys[b, slot] == key:
-                    cnt = counts[b, slot]
-                    break
-                slot = (slot + 1) % size
-            if cnt < best_count or (cnt == best_count and pri[a] > best_p):
-                best, best_count, best_p, best_slot = a, cnt, pri[a], slot
-        if best < 0:
-            out[b] = 0
+            _, _, cnt = _lookup(keys, counts, b, h, a)
+            out[b, a] = pri[a] - RANK_PER_PLAY * cnt
+
+
+@nb.njit(cache=True)
+def _record(obs, actions, active, table, n_cards, decks, lay, keys, counts, last_card,
+            last_from):  # fmt: skip
+    """Remember that game ``b`` played ``actions[b]`` from ``obs[b]``."""
+    for b in range(obs.shape[0]):
+        if not active[b]:
             continue
-        out[b] = best
-        key = _mix(h ^ (np.uint64(best + 1) * _GOLD)) | np.uint64(1)
-        keys[b, best_slot] = key
-        counts[b, best_slot] += 1
+        a = actions[b]
+        key, slot, _ = _lookup(keys, counts, b, _obs_hash(obs[b]), a)
+        keys[b, slot] = key
+        counts[b, slot] += 1
         # remember the card this move moves and where from (to avoid moving it straight back)
-        last_card[b], last_from[b] = _moved(obs[b], table[best], n_cards, decks, lay)
+        last_card[b], last_from[b] = _moved(obs[b], table[a], n_cards, decks, lay)
 
 
 @nb.njit(cache=True)
@@ -401,8 +412,28 @@ class GreedyAgent(Agent):
             self.counts[starts] = 0
             self.last_card[starts] = -1
             self.last_from[starts] = -1
-        out = np.zeros(b, np.int64)
-        _choose(np.ascontiguousarray(obs, np.float32), masks, active, table, game, n_cards,
-                decks, cols, cells, lay, self.keys, self.counts, self.last_card, self.last_from,
-                out)  # fmt: skip
+        ranks = self.ranking(obs, masks, active)
+        out = np.argmax(ranks, axis=1).astype(np.int64)  # ties: the lower action id
+        playing = active & ~np.isneginf(ranks.max(axis=1))
+        out[~playing] = 0
+        self.record(obs, out, playing)
         return out
+
+    def ranking(self, obs: np.ndarray, masks: np.ndarray, active: np.ndarray) -> np.ndarray:
+        """(B, N) float64: how much the agent prefers each action now (higher first, ``-inf``
+        for illegal ones): the moves it has played least often from this exact position first,
+        then the priority table. Reads the memory without changing it (:meth:`record` does); a
+        teacher uses it to try the agent's choices in order (``agents/teacher.py``)."""
+        game, n_cards, decks, cols, cells, lay, table = self._setup
+        out = np.empty(masks.shape, np.float64)
+        _rank(np.ascontiguousarray(obs, np.float32), masks, active, table, game, n_cards,
+              decks, cols, cells, lay, self.keys, self.counts, self.last_card, self.last_from,
+              out)  # fmt: skip
+        return out
+
+    def record(self, obs: np.ndarray, actions: np.ndarray, active: np.ndarray) -> None:
+        """Remember that each active game played ``actions`` from ``obs``."""
+        game, n_cards, decks, cols, cells, lay, table = self._setup
+        _record(np.ascontiguousarray(obs, np.float32), np.asarray(actions, np.int64), active,
+                table, n_cards, decks, lay, self.keys, self.counts, self.last_card,
+                self.last_from)  # fmt: skip
