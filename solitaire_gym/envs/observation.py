@@ -143,6 +143,21 @@ def layout(cfg: np.ndarray) -> Layout:
     return Layout(*(int(v) for v in offsets(cfg)))
 
 
+LAYOUT_VERSION = 2
+"""The version of the observation's meaning: bump it when what a value means changes without
+the offsets moving (a new scale, another order of copies). Changes of the offsets show in
+:func:`layout_id` by themselves."""
+
+
+def layout_id(cfg: np.ndarray) -> str:
+    """``"<LAYOUT_VERSION>-<digest of the offsets>"`` for a variant's ``cfg``: what a trained
+    policy records, and is refused against when the observation it learned from has changed."""
+    import hashlib
+
+    digest = hashlib.sha256(repr(tuple(layout(cfg))).encode()).hexdigest()[:12]
+    return f"{LAYOUT_VERSION}-{digest}"
+
+
 @nb.njit(cache=True, inline="always")
 def _row(seen0: np.uint64, seen1: np.uint64, decks: int, width: int, face: int):
     """Offset of the next copy of ``face``'s row (unsigned: no negative-index fix-up on the

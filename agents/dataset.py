@@ -1,0 +1,118 @@
+"""Teacher data on disk: shards of (observation, mask, label) records, compact and safe to load.
+
+A shard is one ``.npz`` file (loaded with ``allow_pickle=False``: no code runs) holding, for
+``T`` positions of one variant:
+
+==================  ===============  ========================================================
+array               dtype, shape     meaning
+==================  ===============  ========================================================
+``codebook``        float32 (V,)     the distinct observation values of the shard (V <= 256)
+``obs``             uint8 (T, D)     each observation value as its index in ``codebook``
+``masks``           uint8 (T, ⌈N/8⌉)  legal-action masks, bit-packed (``np.packbits``)
+``labels``          int16 (T,)       the teacher's action
+``safe``            bool (T,)        the label is proven to keep the game winnable
+``played``          int16 (T,)       the action played there (the label, or the student's)
+``episode``         int32 (T,)       the deal each position comes from
+``deals``           int64 (E,)       the shard's deals, with ``won`` (E,) bool
+``meta``            uint8 (bytes)    JSON: variant, layout version, sizes, how it was made
+==================  ===============  ========================================================
+
+Observations hold a few dozen distinct values (multiples of 1/32, 1/13, 1/N, 1/10), so the
+codebook encoding is exact and takes a byte per value instead of four; the file is compressed
+besides (most values are 0). :func:`load_shards` gives back float32 observations equal to the
+env's, bit for bit.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from agents.teacher import Episode
+
+
+class ShardError(ValueError):
+    """A file that is not a teacher-data shard of the expected variant (the message says why)."""
+
+
+def write_shard(path: str | os.PathLike[str], episodes: Sequence[Episode], meta: dict) -> None:
+    """Write ``episodes`` (at least one position in all) to ``path`` atomically."""
+    obs = np.concatenate([e.obs for e in episodes])
+    codebook = np.unique(obs)
+    if codebook.size > 256:
+        raise ValueError(f"{codebook.size} distinct observation values: more than a byte holds")
+    masks = np.concatenate([e.masks for e in episodes])
+    data = {
+        "codebook": codebook.astype(np.float32),
+        "obs": np.searchsorted(codebook, obs).astype(np.uint8),
+        "masks": np.packbits(masks, axis=1),
+        "labels": np.concatenate([e.labels for e in episodes]).astype(np.int16),
+        "safe": np.concatenate([e.safe for e in episodes]).astype(bool),
+        "played": np.concatenate([e.played for e in episodes]).astype(np.int16),
+        "episode": np.concatenate(
+            [np.full(len(e.labels), e.deal, np.int64) for e in episodes]
+        ).astype(np.int64),
+        "deals": np.array([e.deal for e in episodes], np.int64),
+        "won": np.array([e.won for e in episodes], bool),
+        "meta": np.frombuffer(
+            json.dumps({**meta, "n_actions": int(masks.shape[1]), "obs_dim": int(obs.shape[1])})
+            .encode("ascii"),
+            np.uint8,
+        ),
+    }
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp.npz")
+    np.savez_compressed(tmp, **data)
+    os.replace(tmp, path)
+
+
+def read_meta(path: str | os.PathLike[str]) -> dict[str, Any]:
+    with np.load(path, allow_pickle=False) as z:
+        try:
+            return json.loads(bytes(z["meta"]).decode("ascii"))
+        except (KeyError, ValueError, UnicodeDecodeError) as e:
+            raise ShardError(f"{path}: no readable metadata ({e})") from None
+
+
+def load_shards(
+    paths: Sequence[str | os.PathLike[str]], *, variant: str | None = None
+) -> dict[str, np.ndarray]:
+    """Concatenate shards into arrays: ``obs`` (T, D) float32, ``masks`` (T, N) bool,
+    ``labels``, ``safe``, ``played``, ``episode``; plus ``deals`` and ``won`` per deal. With
+    ``variant``, refuse a shard of another game variant (its observation or action layout may
+    differ)."""
+    parts: dict[str, list[np.ndarray]] = {}
+    n_act = None
+    for p in paths:
+        meta = read_meta(p)
+        if variant is not None and meta.get("variant") != variant:
+            raise ShardError(f"{p} holds {meta.get('variant')!r} positions, not {variant!r}")
+        with np.load(p, allow_pickle=False) as z:
+            if n_act is None:
+                n_act = int(meta["n_actions"])
+            if int(meta["n_actions"]) != n_act:
+                raise ShardError(f"{p}: {meta['n_actions']} actions, other shards {n_act}")
+            codebook = z["codebook"]
+            idx = z["obs"]
+            if idx.size and int(idx.max()) >= codebook.size:
+                raise ShardError(f"{p}: an observation index past its codebook")
+            parts.setdefault("obs", []).append(codebook[idx])
+            masks = np.unpackbits(z["masks"], axis=1, count=n_act).astype(bool)
+            parts.setdefault("masks", []).append(masks)
+            for k in ("labels", "safe", "played", "episode", "deals", "won"):
+                parts.setdefault(k, []).append(z[k])
+    if not parts:
+        raise ShardError("no shards to load")
+    out = {k: np.concatenate(v) for k, v in parts.items()}
+    out["labels"] = out["labels"].astype(np.int64)
+    out["played"] = out["played"].astype(np.int64)
+    rows = np.arange(len(out["labels"]))
+    if not out["masks"][rows, out["labels"]].all():
+        raise ShardError("a label is not a legal action of its position")
+    return out

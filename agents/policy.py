@@ -1,0 +1,353 @@
+"""Policy networks trained from the teacher, and their checkpoints.
+
+Two architectures map an observation to one score per action (illegal actions are masked by the
+agent, never chosen):
+
+- ``"mlp"``: the observation vector through ``layers`` fully connected ReLU layers of ``hidden``
+  units, then a linear layer to the actions.
+- ``"cards"``: a network shaped like the game. Each card row of the observation (where the card
+  lies, its depth, ...) plus a learned embedding of the card's identity goes through a small MLP
+  shared by all cards; the card embeddings are summed per place (each tableau column, the
+  foundations, the waste, the stock, each free cell, and all cells together) using the card's
+  location flags; a global vector comes from the pile block and the mean card. The score of an
+  action is a small MLP over the sum of the embeddings of its source and target places, of its
+  kind and run length, and of the global vector, plus a bias per action. Sources and targets come
+  from the engine's action table (``engine.actions.decode``) and the places from the observation
+  layout (``obs_layout``), so nothing here restates either.
+
+**Checkpoints** are single ``.npz`` files (:func:`save_policy`, :func:`load_policy`): the weights
+as plain arrays and a JSON record (format, observation layout id, variant, sizes, architecture,
+how it was trained, the wins it scored on fixed deals). Loading uses ``allow_pickle=False``: no
+code object is ever unpickled, so a checkpoint from anywhere is safe to load. A checkpoint whose
+layout id differs from the package's (``solitaire_gym.envs.observation.layout_id``) is refused:
+the observation it was trained on no longer exists.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from agents.base import Agent
+from solitaire_gym.engine.actions import (
+    K_CF,
+    K_CT,
+    K_DRAW,
+    K_FC,
+    K_FT,
+    K_RECYCLE,
+    K_TC,
+    K_TF,
+    K_TT,
+    K_WF,
+    K_WT,
+    decode,
+)
+from solitaire_gym.engine.variants import L_N
+from solitaire_gym.envs.core import EnvOptions
+from solitaire_gym.envs.observation import layout, layout_id
+
+FORMAT = "solitaire_gym-policy"
+FORMAT_VERSION = 1
+ARCHS = ("mlp", "cards")
+MAX_META_BYTES = 1 << 20
+
+
+class CheckpointError(ValueError):
+    """A policy checkpoint that cannot be loaded, or not for this game (the message says why)."""
+
+
+def game_spec(game: str, options: dict | None = None) -> dict[str, Any]:
+    """What a network for ``game`` needs to know: sizes, the places of the observation's card
+    block, and each action's source place, target place, kind and run length."""
+    opts = EnvOptions.build(game, **(options or {}))
+    cfg = opts.variant.cfg
+    lay = layout(cfg)
+    n_actions = int(cfg[L_N])
+    n_cards = opts.variant.n_cards
+    cols = lay.found  # tableau columns are the card columns 0 … C-1
+    places = list(range(cols)) + [lay.found]
+    for f in (lay.waste, lay.stock):
+        if f >= 0:
+            places.append(f)
+    cells = 0
+    if lay.cell >= 0:
+        cells = (lay.unseen if lay.unseen >= 0 else lay.depth) - lay.cell
+        places += [lay.cell + k for k in range(cells)]
+    slot = {f: i for i, f in enumerate(places)}
+    all_cells = len(places)  # one more place: every free cell together
+    src = np.zeros(n_actions, np.int64)
+    dst = np.zeros(n_actions, np.int64)
+    kind = np.zeros(n_actions, np.int64)
+    run = np.zeros(n_actions, np.int64)
+    for a in range(n_actions):
+        k, s, d, n = (int(v) for v in decode(cfg, a))
+        kind[a], run[a] = k, n
+        if k in (K_DRAW, K_RECYCLE):
+            src[a], dst[a] = slot[lay.stock], slot[lay.waste]
+        elif k == K_TT:
+            src[a], dst[a] = s, d
+        elif k == K_TF:
+            src[a], dst[a] = s, slot[lay.found]
+        elif k == K_WT:
+            src[a], dst[a] = slot[lay.waste], d
+        elif k == K_WF:
+            src[a], dst[a] = slot[lay.waste], slot[lay.found]
+        elif k == K_TC:
+            src[a], dst[a] = s, all_cells
+        elif k == K_CT:
+            src[a], dst[a] = slot[lay.cell + s], d
+        elif k == K_CF:
+            src[a], dst[a] = slot[lay.cell + s], slot[lay.found]
+        elif k == K_FT:
+            src[a], dst[a] = slot[lay.found], d
+        elif k == K_FC:
+            src[a], dst[a] = slot[lay.found], all_cells
+        else:  # a kind this table does not know: fail loudly rather than guess
+            raise ValueError(f"action {a}: unknown kind {k}")
+    return {
+        "variant": opts.variant.tag,
+        "prefix": opts.variant.prefix,
+        "obs_dim": int(lay.size),
+        "n_actions": n_actions,
+        "n_cards": n_cards,
+        "width": int(lay.width),
+        "places": np.array(places, np.int64),
+        "cells": cells,
+        "src": src,
+        "dst": dst,
+        "kind": kind,
+        "run": run,
+    }
+
+
+def build_net(arch: dict[str, Any], spec: dict[str, Any]):
+    """The torch module of ``arch`` (``{"kind": "mlp" | "cards", "hidden": int, "layers": int}``)
+    for the game of ``spec`` (:func:`game_spec`)."""
+    import torch
+    from torch import nn
+
+    kind = arch.get("kind")
+    hidden = arch.get("hidden")
+    layers = arch.get("layers", 2)
+    if kind not in ARCHS:
+        raise CheckpointError(f"architecture kind {kind!r} is not one of {list(ARCHS)}")
+    for name, v, hi in (("hidden", hidden, 4096), ("layers", layers, 8)):
+        if not isinstance(v, int) or isinstance(v, bool) or not 1 <= v <= hi:
+            raise CheckpointError(f"architecture {name}={v!r}: expected an integer 1 … {hi}")
+    d, n = spec["obs_dim"], spec["n_actions"]
+
+    if kind == "mlp":
+        mods: list[nn.Module] = []
+        width = d
+        for _ in range(layers):
+            mods += [nn.Linear(width, hidden), nn.ReLU()]
+            width = hidden
+        mods.append(nn.Linear(width, n))
+        return nn.Sequential(*mods)
+
+    class CardNet(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            e = hidden
+            self.n_cards, self.width = spec["n_cards"], spec["width"]
+            self.register_buffer("places", torch.as_tensor(spec["places"]), persistent=False)
+            self.cells = int(spec["cells"])
+            n_places = len(spec["places"]) + (1 if self.cells else 0)
+            self.card_id = nn.Embedding(self.n_cards, e)
+            self.card_in = nn.Linear(self.width, e)
+            self.card_mlp = nn.Sequential(nn.ReLU(), nn.Linear(e, e), nn.ReLU())
+            pile = d - self.n_cards * self.width
+            self.glob = nn.Sequential(nn.Linear(pile + e, e), nn.ReLU(), nn.Linear(e, e))
+            self.src_proj = nn.Linear(e, e)
+            self.dst_proj = nn.Linear(e, e, bias=False)
+            self.kind_emb = nn.Embedding(11, e)
+            self.run_emb = nn.Embedding(14, e)
+            self.out = nn.Linear(e, 1)
+            self.bias = nn.Parameter(torch.zeros(n))
+            for k in ("src", "dst", "kind", "run"):
+                self.register_buffer(k, torch.as_tensor(spec[k]), persistent=False)
+            self.n_places = n_places
+
+        def forward(self, obs):
+            b = obs.shape[0]
+            cards = obs[:, : self.n_cards * self.width].reshape(b, self.n_cards, self.width)
+            h = self.card_in(cards) + self.card_id.weight  # (B, Nc, E)
+            h = self.card_mlp(h)
+            loc = cards[:, :, self.places]  # (B, Nc, L): where each card lies
+            pooled = torch.einsum("bnl,bne->ble", loc, h)  # (B, L, E)
+            if self.cells:
+                pooled = torch.cat([pooled, pooled[:, -self.cells :].sum(1, keepdim=True)], 1)
+            g = self.glob(torch.cat([obs[:, self.n_cards * self.width :], h.mean(1)], 1))
+            s = self.src_proj(pooled)[:, self.src]  # (B, N, E)
+            t = self.dst_proj(pooled)[:, self.dst]
+            extra = self.kind_emb(self.kind) + self.run_emb(self.run)  # (N, E)
+            z = torch.relu(s + t + extra + g[:, None, :])
+            return self.out(z).squeeze(-1) + self.bias
+
+    return CardNet()
+
+
+class PolicyAgent(Agent):
+    """A policy network playing deterministically (the highest-scoring legal action) or by
+    sampling (``deterministic=False``). Uses the observation and the mask only."""
+
+    def __init__(self, net, meta: dict[str, Any], *, name: str = "learned",
+                 deterministic: bool = True, seed: int = 0) -> None:  # fmt: skip
+        self.net = net.eval()
+        self.meta = meta
+        self.name = name
+        self.deterministic = deterministic
+        self.seed = seed
+        self.rng = np.random.default_rng(seed)
+
+    def reset(self, n: int | None = None) -> None:
+        self.rng = np.random.default_rng(self.seed)
+
+    def check_env(self, game: str, options: dict | None = None) -> None:
+        check_game(self.meta, game, options, f"policy {self.name!r}")
+
+    def scores(self, obs: np.ndarray) -> np.ndarray:
+        import torch
+
+        with torch.no_grad():
+            return self.net(torch.as_tensor(obs, dtype=torch.float32)).numpy()
+
+    def _act(self, obs, masks, starts, active, view) -> np.ndarray:
+        from agents.learned import _masked_choice
+
+        return _masked_choice(self.scores(obs), masks, self.deterministic, self.rng)
+
+
+def check_game(meta: dict[str, Any], game: str, options: dict | None, what: str) -> None:
+    """Raise :class:`CheckpointError` unless a policy recorded as ``meta`` can play ``game``."""
+    want = game_spec(game, options)
+    if meta.get("prefix") != want["prefix"]:
+        raise CheckpointError(
+            f"{what} was trained on {meta.get('variant')!r}; it cannot play {want['variant']}"
+        )
+    for key in ("obs_dim", "n_actions"):
+        if meta.get(key) != want[key]:
+            raise CheckpointError(
+                f"{what} has {key}={meta.get(key)!r}; {want['variant']} has {want[key]}"
+            )
+
+
+def save_policy(path: str | os.PathLike[str], net, meta: dict[str, Any]) -> None:
+    """Write ``net``'s weights and ``meta`` (JSON-able; ``arch``, ``variant``, ``game``,
+    ``options`` required) to ``path`` (``.npz``), atomically."""
+    spec = game_spec(meta["game"], meta["options"])
+    full = {
+        **meta,
+        "format": FORMAT,
+        "format_version": FORMAT_VERSION,
+        "layout_id": layout_id(EnvOptions.build(meta["game"], **meta["options"]).variant.cfg),
+        "prefix": spec["prefix"],
+        "obs_dim": spec["obs_dim"],
+        "n_actions": spec["n_actions"],
+    }
+    arrays = {f"w/{k}": v.detach().cpu().numpy() for k, v in net.state_dict().items()}
+    arrays["meta"] = np.frombuffer(json.dumps(full, sort_keys=True).encode("ascii"), np.uint8)
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp.npz")
+    np.savez_compressed(tmp, **arrays)
+    os.replace(tmp, path)
+
+
+def read_policy_meta(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """The JSON record of a policy checkpoint, checked for format and layout."""
+    path = Path(path)
+    if not path.is_file():
+        raise CheckpointError(f"no policy checkpoint at {path}")
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            raw = z["meta"]
+            if raw.dtype != np.uint8 or raw.ndim != 1 or raw.size > MAX_META_BYTES:
+                raise CheckpointError(f"{path}: its metadata is not a short byte string")
+            meta = json.loads(bytes(raw).decode("ascii"))
+    except CheckpointError:
+        raise
+    except Exception as e:  # zip, npy or JSON damage: all mean "not a checkpoint of ours"
+        raise CheckpointError(f"{path} is not a policy checkpoint ({type(e).__name__})") from None
+    if not isinstance(meta, dict) or meta.get("format") != FORMAT:
+        raise CheckpointError(f"{path} is not a {FORMAT} checkpoint")
+    if meta.get("format_version") != FORMAT_VERSION:
+        raise CheckpointError(
+            f"{path} has format version {meta.get('format_version')!r}; this package reads "
+            f"{FORMAT_VERSION}"
+        )
+    for key in ("game", "options", "arch", "variant", "layout_id"):
+        if key not in meta:
+            raise CheckpointError(f"{path}: its metadata lacks {key!r}")
+    if not isinstance(meta["options"], dict) or not isinstance(meta["arch"], dict):
+        raise CheckpointError(f"{path}: 'options' and 'arch' must be JSON objects")
+    try:
+        cfg = EnvOptions.build(meta["game"], **meta["options"]).variant.cfg
+    except (TypeError, ValueError) as e:
+        raise CheckpointError(f"{path}: its game or options are not valid ({e})") from None
+    if meta["layout_id"] != layout_id(cfg):
+        raise CheckpointError(
+            f"{path} was trained on observation layout {meta['layout_id']!r}; this package's "
+            f"layout for {meta['variant']} is {layout_id(cfg)!r}: retrain it"
+        )
+    return meta
+
+
+def load_policy(
+    path: str | os.PathLike[str],
+    *,
+    game: str | None = None,
+    options: dict | None = None,
+    name: str = "learned",
+    deterministic: bool = True,
+    seed: int = 0,
+) -> PolicyAgent:
+    """Load a policy checkpoint as a :class:`PolicyAgent`; with ``game``, refuse first one that
+    cannot play it. Never unpickles anything."""
+    import torch
+
+    meta = read_policy_meta(path)
+    if game is not None:
+        check_game(meta, game, options, f"checkpoint {path}")
+    spec = game_spec(meta["game"], meta["options"])
+    net = build_net(meta["arch"], spec)
+    state = net.state_dict()
+    with np.load(path, allow_pickle=False) as z:
+        names = {k[2:] for k in z.files if k.startswith("w/")}
+        if names != set(state):
+            raise CheckpointError(
+                f"{path}: its weights do not fit architecture {meta['arch']} "
+                f"({sorted(names ^ set(state))[:3]} ...)"
+            )
+        for k, v in state.items():
+            w = z[f"w/{k}"]
+            if w.dtype != np.float32 or tuple(w.shape) != tuple(v.shape):
+                raise CheckpointError(f"{path}: weight {k!r} has shape {w.shape}, not {v.shape}")
+            state[k] = torch.from_numpy(np.array(w))
+    net.load_state_dict(state)
+    return PolicyAgent(net, meta, name=name, deterministic=deterministic, seed=seed)
+
+
+CHECKPOINT_DIR = Path(__file__).parent / "checkpoints"
+"""The committed policies, one per variant: ``agents/checkpoints/<variant>.npz``."""
+
+
+def committed_policies() -> dict[str, Path]:
+    """Variant tag -> path of each committed policy."""
+    return {p.stem: p for p in sorted(CHECKPOINT_DIR.glob("*.npz"))}
+
+
+def learned_agent(variant: str, **kwargs) -> PolicyAgent:
+    """The committed policy of ``variant`` (``"SH1-C4"``, ...), as played by ``evaluate.py
+    --policies learned``."""
+    paths = committed_policies()
+    if variant not in paths:
+        raise CheckpointError(
+            f"no committed policy for {variant!r}; there are: {', '.join(paths) or 'none'}"
+        )
+    return load_policy(paths[variant], **kwargs)

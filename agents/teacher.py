@@ -1,0 +1,187 @@
+"""The solver as a teacher: labels for imitation learning, from any position a game reaches.
+
+A solver solution is one winning line among many, so its moves make a noisy label (cloning them
+won 2.5% of Seahaven deals with 332k positions). The teacher here labels with a consistent rule
+instead: **the greedy player's choice among the moves after which the solver still finds a win**.
+In each position it tries the legal moves in the order the greedy player ranks them
+(:meth:`agents.greedy.GreedyAgent.ranking`) and takes the first one whose resulting position the
+solver proves winnable within ``max_nodes`` nodes. So the label keeps the game winnable whenever
+the solver can show how, and makes progress the way the greedy player does.
+
+What a position gets when no move is proven to keep it winnable (the position is lost, or every
+try ran out of nodes): the greedy player's own first choice, and ``safe = False`` in the record,
+so a trainer can weigh or drop it. Trying a move costs one solver call, except when the move is
+the next move of the plan the last call found (then the rest of that plan proves it).
+
+**Thoughtful teacher.** In Solitaire Réfléchi and Double Solitaire the solver sees every card,
+the stock's order and Double Solitaire's face-down cards included; the student sees only the
+observation (the player's information). The labels are those of a player who knows the hidden
+cards: a student can only approximate them. In Seahaven Towers every card is in view and the
+teacher's information equals the student's.
+
+Play: :func:`teach_deal` plays one deal to its end, either the teacher itself (each label is
+played) or a student (``student``: any :class:`~agents.base.Agent`; the teacher labels each
+position the student reaches and the student's move is played: DAgger), and returns the
+records.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from agents.base import Agent
+from agents.greedy import GreedyAgent
+from solitaire_gym.envs.core import DEFAULT_MAX_EPISODE_STEPS, EnvCore, EnvOptions
+from solitaire_gym.game import Game
+from solitaire_gym.solver.search import _run as solver_search
+
+TABLE_MB = 16.0  # the solver's visited-set memory per call: plenty for ``max_nodes``
+
+DEFAULT_MAX_NODES = 20_000
+"""Solver nodes per tried move. Seahaven positions are decided in ~2 ms on average at this
+budget; a move whose child stays undecided counts as not safe."""
+
+
+@dataclass
+class Episode:
+    """What :func:`teach_deal` returns for one deal: per position, the observation, the legal
+    mask, the teacher's label, whether the label is proven safe, and the action played; then the
+    outcome of the played game."""
+
+    deal: int
+    obs: np.ndarray  # (T, D) float32
+    masks: np.ndarray  # (T, N) bool
+    labels: np.ndarray  # (T,) int16: the teacher's action
+    safe: np.ndarray  # (T,) bool: the label keeps the position winnable (proven)
+    played: np.ndarray  # (T,) int16: the action played (the label, or the student's)
+    won: bool
+    solver_calls: int
+
+
+class SafeGreedyTeacher:
+    """Labels positions of ``game`` / ``options`` (see the module docstring).
+
+    ``max_nodes``: solver budget per tried move; ``max_tries``: moves tried per position before
+    the teacher gives up and answers the greedy choice (unsafe)."""
+
+    def __init__(
+        self,
+        game: str,
+        options: dict | None = None,
+        *,
+        max_nodes: int = DEFAULT_MAX_NODES,
+        max_tries: int = 8,
+    ) -> None:
+        if not isinstance(max_nodes, int) or isinstance(max_nodes, bool) or max_nodes < 1:
+            raise ValueError(f"max_nodes must be a positive integer, not {max_nodes!r}")
+        if not isinstance(max_tries, int) or isinstance(max_tries, bool) or max_tries < 1:
+            raise ValueError(f"max_tries must be a positive integer, not {max_tries!r}")
+        self.game = game
+        self.options = dict(options or {})
+        self.max_nodes = max_nodes
+        self.max_tries = max_tries
+        self.greedy = GreedyAgent(game, self.options)
+        self.plan: list[str] = []  # the rest of the last solution found, from this position
+        self.calls = 0
+
+    def reset(self) -> None:
+        self.greedy.reset(1)
+        self.plan = []
+
+    def label(self, core: EnvCore, row: int = 0) -> tuple[int, bool]:
+        """The teacher's action for game ``row`` of ``core`` and whether it is proven safe."""
+        obs = core.obs[row : row + 1]
+        mask = core.masks[row : row + 1].astype(bool)
+        ranks = self.greedy.ranking(obs, mask, np.ones(1, bool))[0]
+        legal = np.flatnonzero(np.isfinite(ranks))
+        if legal.size == 0:
+            raise ValueError(f"{core.codes[row]}: no legal move to label")
+        order = legal[np.argsort(-ranks[legal], kind="stable")]
+        start = core.to_dict(row)
+        for a in order[: self.max_tries]:
+            move = core.action_to_move(int(a))
+            if self.plan and self.plan[0] == move:
+                self.plan = self.plan[1:]
+                return int(a), True
+            g = Game.from_dict(start)
+            g.play(move)
+            if g.won:
+                self.plan = []
+                return int(a), True
+            self.calls += 1
+            # The search itself, without replaying the solution through Game (``solve``'s
+            # certificate, half the cost here): the label needs the verdict only, and a plan
+            # that turned out wrong would be refused by the env, not followed.
+            verdict, _, path, _, _ = solver_search(g, None, self.max_nodes, TABLE_MB)
+            if verdict == "solvable":
+                self.plan = [core.action_to_move(int(b)) for b in path]
+                return int(a), True
+        self.plan = []
+        return int(order[0]), False
+
+    def played(self, core: EnvCore, action: int, label: int, row: int = 0) -> None:
+        """Tell the teacher that ``action`` is played from game ``row``'s current position (call
+        before stepping): its greedy memory follows the game, and its plan is kept only if the
+        move played is the one it labelled."""
+        self.greedy.record(core.obs[row : row + 1], np.array([action]), np.ones(1, bool))
+        if action != label:
+            self.plan = []
+
+
+def teach_deal(
+    game: str,
+    options: dict | None,
+    deal: int,
+    *,
+    student: Agent | None = None,
+    max_nodes: int = DEFAULT_MAX_NODES,
+    max_steps: int | None = None,
+) -> Episode:
+    """Play ``deal`` to its end (won, no legal move, or ``max_steps``: the env's step limit by
+    default) with the teacher's labels, or with ``student``'s moves labelled by the teacher."""
+    opts = EnvOptions.build(game, **(options or {}), split="eval")
+    core = EnvCore(opts, 1)
+    core.deal(np.zeros(1, np.int64), np.array([deal], np.int64))
+    teacher = SafeGreedyTeacher(game, options, max_nodes=max_nodes)
+    teacher.reset()
+    if student is not None:
+        student.check_env(game, options)
+        student.reset(1)
+    limit = max_steps or DEFAULT_MAX_EPISODE_STEPS[opts.variant.prefix]
+    obs, masks, labels, safe, played = [], [], [], [], []
+    act = np.zeros(1, np.int64)
+    first = True
+    while not core.won[0] and core.counts[0] > 0 and len(labels) < limit:
+        a, ok = teacher.label(core)
+        p = a
+        if student is not None:
+            p = int(
+                student.act(
+                    core.obs.copy(),
+                    core.masks.astype(bool),
+                    starts=np.array([first]),
+                    active=np.ones(1, bool),
+                )[0]
+            )
+        first = False
+        obs.append(core.obs[0].copy())
+        masks.append(core.masks[0].astype(bool))
+        labels.append(a)
+        safe.append(ok)
+        played.append(p)
+        teacher.played(core, p, a)
+        act[0] = p
+        core.step(act)
+    n_act, dim = core.n_actions, core.obs_dim
+    return Episode(
+        deal=int(deal),
+        obs=np.array(obs, np.float32).reshape(-1, dim),
+        masks=np.array(masks, bool).reshape(-1, n_act),
+        labels=np.array(labels, np.int16),
+        safe=np.array(safe, bool),
+        played=np.array(played, np.int16),
+        won=bool(core.won[0]),
+        solver_calls=teacher.calls,
+    )
