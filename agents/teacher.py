@@ -27,7 +27,9 @@ records.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
@@ -185,3 +187,130 @@ def teach_deal(
         won=bool(core.won[0]),
         solver_calls=teacher.calls,
     )
+
+
+# ---- many deals: shards on disk, resumable -------------------------------------------------------
+
+
+def chunk_name(lo: int, hi: int) -> str:
+    """The shard file of training deals ``lo … hi-1`` (offsets into the training split)."""
+    return f"deals-{lo:09d}-{hi:09d}.npz"
+
+
+def teach_chunk(task: dict) -> dict:
+    """Play and label training deals ``task["lo"] … task["hi"]-1`` (offsets into the training
+    split) of ``task["variant"]`` and write their shard to ``task["out"]``. With
+    ``task["student"]`` (a policy checkpoint path) the student plays (DAgger). Returns a summary
+    (deals, positions, wins, solver calls, seconds). The unit of work of :func:`make_shards`, and
+    of any other scheduler (a process pool, a Ray task): it needs nothing but its ``task``."""
+    import time
+
+    from agents.dataset import write_shard
+    from agents.play import VARIANTS
+    from solitaire_gym.envs.core import EVAL_SPLIT_END
+
+    t0 = time.perf_counter()
+    game, options = VARIANTS[task["variant"]]
+    student = None
+    if task.get("student"):
+        from agents.policy import load_policy
+
+        student = load_policy(task["student"], game=game, options=options)
+    episodes = [
+        teach_deal(game, options, EVAL_SPLIT_END + i, student=student,
+                   max_nodes=task.get("max_nodes", DEFAULT_MAX_NODES))  # fmt: skip
+        for i in range(task["lo"], task["hi"])
+    ]
+    meta = {
+        "variant": task["variant"],
+        "game": game,
+        "options": options,
+        "deals": [task["lo"], task["hi"]],
+        "student": str(task.get("student") or ""),
+        "max_nodes": task.get("max_nodes", DEFAULT_MAX_NODES),
+        "teacher": "safe-greedy",
+    }
+    from solitaire_gym.envs.observation import layout_id
+
+    meta["layout_id"] = layout_id(EnvOptions.build(game, **options).variant.cfg)
+    write_shard(Path(task["out"]) / chunk_name(task["lo"], task["hi"]), episodes, meta)
+    return {
+        "deals": len(episodes),
+        "positions": int(sum(len(e.labels) for e in episodes)),
+        "won": int(sum(e.won for e in episodes)),
+        "unsafe": int(sum(int((~e.safe).sum()) for e in episodes)),
+        "solver_calls": int(sum(e.solver_calls for e in episodes)),
+        "seconds": time.perf_counter() - t0,
+    }
+
+
+def _init_worker() -> None:
+    try:
+        import torch
+
+        torch.set_num_threads(1)
+    except ImportError:
+        pass
+
+
+def make_shards(
+    variant: str,
+    lo: int,
+    hi: int,
+    out: str | os.PathLike[str],
+    *,
+    student: str | os.PathLike[str] | None = None,
+    max_nodes: int = DEFAULT_MAX_NODES,
+    chunk: int = 25,
+    jobs: int = 1,
+    progress: bool = True,
+) -> dict:
+    """Teacher data for training deals ``lo … hi-1`` in shards of ``chunk`` deals under ``out``,
+    on ``jobs`` processes. Shards already there are kept (the same command resumes). Returns the
+    totals of the shards made now."""
+    from agents.play import VARIANTS
+
+    if variant not in VARIANTS:
+        raise ValueError(f"variant {variant!r} is not one of {', '.join(VARIANTS)}")
+    for name, v in (("lo", lo), ("hi", hi), ("chunk", chunk), ("jobs", jobs)):
+        if not isinstance(v, int) or isinstance(v, bool) or v < (0 if name == "lo" else 1):
+            raise ValueError(f"{name} must be a non-negative integer, not {v!r}")
+    if hi <= lo:
+        raise ValueError(f"no deals in {lo} … {hi - 1}")
+    out = Path(out)
+    tasks = []
+    for a in range(lo, hi, chunk):
+        b = min(hi, a + chunk)
+        if not (out / chunk_name(a, b)).exists():
+            tasks.append({"variant": variant, "lo": a, "hi": b, "out": str(out),
+                          "student": str(student) if student else None,
+                          "max_nodes": max_nodes})  # fmt: skip
+    totals = {"deals": 0, "positions": 0, "won": 0, "unsafe": 0, "solver_calls": 0}
+    bar = None
+    if progress:
+        from tqdm import tqdm
+
+        bar = tqdm(total=sum(t["hi"] - t["lo"] for t in tasks), unit="deal", desc=variant)
+    if jobs == 1 or len(tasks) <= 1:
+        _init_worker()
+        results = map(teach_chunk, tasks)
+        pool = None
+    else:
+        import multiprocessing as mp
+
+        pool = mp.get_context("spawn").Pool(min(jobs, len(tasks)), initializer=_init_worker)
+        results = pool.imap_unordered(teach_chunk, tasks)
+    try:
+        for r in results:
+            for k in totals:
+                totals[k] += r[k]
+            if bar is not None:
+                bar.update(r["deals"])
+                bar.set_postfix(won=totals["won"], positions=totals["positions"])
+    finally:
+        if pool is not None:
+            pool.terminate()
+            pool.join()
+        if bar is not None:
+            bar.close()
+    return totals

@@ -57,7 +57,7 @@ BATCH = 256
 """Games played together (``play_deals``' batch size); Ray tasks are cut at multiples of it, so
 that a sampling policy, whose generator restarts with every batch, plays the same games."""
 
-POLICY_ORDER = ("random", "greedy", "ppo", "solver")
+POLICY_ORDER = ("random", "greedy", "learned", "ppo", "solver")
 
 
 def _ppo_specs(items: list[str]) -> list[tuple[str | None, str, Path]]:
@@ -92,7 +92,17 @@ def make_agent(policy: str, game: str, options: dict, args, cache: dict, name: s
         return SolverAgent(
             max_seconds=args.solver_seconds, max_nodes=args.solver_nodes, cache=cache
         )
-    raise ValueError(f"unknown policy {policy!r}: use random, greedy, solver or --ppo CHECKPOINT")
+    if policy == "learned":
+        from agents.policy import learned_agent
+
+        return learned_agent(VARIANT_OF[(game, tuple(sorted(options.items())))], game=game,
+                             options=options)  # fmt: skip
+    raise ValueError(
+        f"unknown policy {policy!r}: use random, greedy, learned, solver or --ppo CHECKPOINT"
+    )
+
+
+VARIANT_OF = {(g, tuple(sorted(o.items()))): t for t, (g, o) in VARIANTS.items()}
 
 
 def _rows_to_results(rows: list[dict]) -> list[EpisodeResult]:
@@ -201,9 +211,9 @@ def evaluate(args) -> dict:
             raise SystemExit(f"evaluate.py: unknown variant {t!r}; use {', '.join(VARIANTS)}")
     policies = [p.strip() for p in args.policies.split(",") if p.strip()]
     for p in policies:
-        if p not in ("random", "greedy", "solver"):
-            raise SystemExit(f"evaluate.py: unknown policy {p!r} (random, greedy, solver; "
-                             "checkpoints with --ppo)")  # fmt: skip
+        if p not in ("random", "greedy", "learned", "solver"):
+            raise SystemExit(f"evaluate.py: unknown policy {p!r} (random, greedy, learned, "
+                             "solver; other checkpoints with --ppo)")  # fmt: skip
     if "solver" in policies:
         from agents.solver_agent import solver_available
 
@@ -215,10 +225,16 @@ def evaluate(args) -> dict:
     ppo_meta = {}
     for _, _, path in ppo:
         from agents.learned import read_checkpoint_meta
+        from agents.policy import CheckpointError, read_policy_meta
 
         if not path.exists():
             raise SystemExit(f"evaluate.py: no checkpoint at {path}")
-        ppo_meta[path] = read_checkpoint_meta(path)
+        try:
+            ppo_meta[path] = (
+                read_policy_meta(path) if path.suffix == ".npz" else read_checkpoint_meta(path)
+            )
+        except CheckpointError as e:
+            raise SystemExit(f"evaluate.py: {e}") from None
     deals = eval_deals(args.deals, args.first_deal)
     episodes, extras, verdicts = _load_included(args.include or [], deals)
     if args.verdicts:
@@ -277,7 +293,15 @@ def evaluate(args) -> dict:
             if ptag == tag or (ptag is None and ppo_meta[path].get("variant") in (None, tag)):
                 plan.append((name, "ppo", path))
         for name, kind, path in plan:
-            if kind == "ppo":
+            if kind == "ppo" and path.suffix == ".npz":  # a policy network (agents/policy.py)
+                from agents.policy import CheckpointError, load_policy
+
+                try:
+                    agent = load_policy(path, game=game, options=options, name=name,
+                                        deterministic=True)  # fmt: skip
+                except CheckpointError as e:
+                    raise SystemExit(f"evaluate.py: {e}") from None
+            elif kind == "ppo":
                 from agents.learned import CheckpointMismatch, MaskablePPOAgent
 
                 kw = {"game": game, "options": options, "name": name,
@@ -455,14 +479,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--policies",
         default="random,greedy,solver",
-        help="comma-separated: random, greedy, solver (default: all three)",
+        help="comma-separated: random, greedy, learned (the committed policy network of each "
+        "variant, agents/checkpoints/), solver (default: random, greedy, solver)",
     )
     p.add_argument(
         "--ppo",
         action="append",
         metavar="[NAME@][TAG=]CHECKPOINT",
-        help="a MaskablePPO checkpoint to evaluate (repeatable): on the variant it was trained "
-        "on, or on TAG; shown as NAME (default ppo)",
+        help="a checkpoint to evaluate (repeatable): a MaskablePPO .zip or a policy network "
+        ".npz (agents/policy.py, played deterministically); on the variant it was trained on, "
+        "or on TAG; shown as NAME (default ppo)",
     )
     p.add_argument(
         "--variants", default="all", help=f"comma-separated tags ({', '.join(VARIANTS)}) or 'all'"

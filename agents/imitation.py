@@ -1,0 +1,290 @@
+"""Imitation of the solver-backed teacher: behaviour cloning, then DAgger rounds.
+
+A run (``experiments/imitate.py CONFIG``) goes:
+
+1. **round 0**: the teacher plays ``teacher.deals`` training deals; its labelled positions are
+   the first data set (``agents/teacher.py``, ``agents/dataset.py``);
+2. a network (``agents/policy.py``) is trained on all data so far with a masked cross-entropy:
+   the scores of illegal actions are set to −inf, and the loss is the negative log-probability
+   of the teacher's label among the legal actions. Positions whose label is not proven safe (the
+   teacher found no move the solver shows winnable) weigh ``train.unsafe_weight``;
+3. **DAgger rounds** 1 … ``dagger.rounds``: the current network plays ``dagger.deals`` new
+   training deals, the teacher labels every position the network reaches, and the network is
+   trained again on everything (2.). The student thus learns what to do in the positions its
+   own mistakes lead to, which the teacher's games never show.
+
+After each training the network plays the validation deals (evaluation split from ``2^19``,
+never the final evaluation deals ``0 …``) deterministically; the checkpoint with the most wins
+is kept as ``best.npz``. Every stage writes its outputs before the next starts and is skipped
+when they exist: the same command resumes.
+"""
+
+from __future__ import annotations
+
+import copy
+import csv
+import json
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import yaml
+
+from agents.config import _NUM, ConfigError, _merge
+from agents.play import VALIDATION_START, VARIANTS, eval_deals, play_deals
+from agents.policy import ARCHS, build_net, game_spec, load_policy, save_policy
+
+SCHEMA: dict[str, Any] = {
+    "name": (str, None),
+    "description": (str, ""),
+    "variant": (str, None),
+    "seed": (int, 0),
+    "jobs": (int, 2),
+    "torch_threads": (int, 2),
+    "arch": {"kind": (str, "mlp"), "hidden": (int, 512), "layers": (int, 2)},
+    "teacher": {"deals": (int, 500), "max_nodes": (int, 20_000), "first_deal": (int, 0)},
+    "dagger": {"rounds": (int, 2), "deals": (int, 250)},
+    "train": {
+        "epochs": (int, 8),
+        "batch_size": (int, 256),
+        "learning_rate": (_NUM, 1e-3),
+        "weight_decay": (_NUM, 0.0),
+        "unsafe_weight": (_NUM, 0.1),
+    },
+    "validation": {"deals": (int, 200)},
+}
+
+
+@dataclass(frozen=True)
+class ImitationConfig:
+    raw: dict[str, Any]
+    path: str = "<dict>"
+
+    def __getattr__(self, key: str) -> Any:
+        try:
+            return self.raw[key]
+        except KeyError:
+            raise AttributeError(key) from None
+
+
+def check_imitation_config(data: Any, where: str = "<dict>") -> ImitationConfig:
+    """Check a parsed config; raise :class:`~agents.config.ConfigError` naming the bad key."""
+    raw = _merge(SCHEMA, data, "", where)
+    for key in ("name", "variant"):
+        if raw[key] is None:
+            raise ConfigError(f"{where}: missing key {key}")
+    name = raw["name"]
+    if not name or not all(c.isascii() and (c.isalnum() or c in "-_.") for c in name) or (
+        set(name) == {"."}
+    ):
+        raise ConfigError(f"{where}: name must be a plain folder name (letters, digits, -_.)")
+    if raw["variant"] not in VARIANTS:
+        raise ConfigError(f"{where}: variant must be one of {', '.join(VARIANTS)}")
+    if raw["arch"]["kind"] not in ARCHS:
+        raise ConfigError(f"{where}: arch.kind must be one of {', '.join(ARCHS)}")
+    ranges = {
+        "seed": (0, 2**31 - 1), "jobs": (1, 256), "torch_threads": (1, 256),
+        "arch.hidden": (1, 4096), "arch.layers": (1, 8),
+        "teacher.deals": (1, 10**7), "teacher.max_nodes": (1, 10**9),
+        "teacher.first_deal": (0, 2**34), "dagger.rounds": (0, 100),
+        "dagger.deals": (1, 10**7), "train.epochs": (1, 10_000),
+        "train.batch_size": (1, 1 << 16), "train.learning_rate": (1e-8, 1.0),
+        "train.weight_decay": (0.0, 1.0), "train.unsafe_weight": (0.0, 1.0),
+        "validation.deals": (1, 100_000),
+    }  # fmt: skip
+    for key, (lo, hi) in ranges.items():
+        section, _, k = key.rpartition(".")
+        v = raw[section][k] if section else raw[k]
+        if not (lo <= v <= hi):  # NaN fails too
+            raise ConfigError(f"{where}: {key} must lie in {lo} … {hi}, not {v!r}")
+    return ImitationConfig(raw, where)
+
+
+def load_imitation_config(path: str | Path) -> ImitationConfig:
+    path = Path(path)
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as e:
+        raise ConfigError(f"cannot read config {str(path)!r}: {e}") from None
+    except yaml.YAMLError as e:
+        raise ConfigError(f"{path}: not valid YAML: {e}") from None
+    return check_imitation_config(data if data is not None else {}, str(path))
+
+
+def fit(
+    net,
+    data: dict[str, np.ndarray],
+    *,
+    epochs: int,
+    batch_size: int,
+    learning_rate: float,
+    weight_decay: float = 0.0,
+    unsafe_weight: float = 0.1,
+    seed: int = 0,
+    validate=None,
+    log=None,
+):
+    """Train ``net`` on ``data`` (:func:`agents.dataset.load_shards`) with the masked
+    cross-entropy; after each epoch call ``validate(net) -> wins`` and keep the weights of the
+    best epoch (the last when no ``validate``). Returns (best wins, history rows)."""
+    import torch
+
+    g = torch.Generator().manual_seed(seed)
+    obs = torch.from_numpy(data["obs"])
+    masks = torch.from_numpy(data["masks"])
+    labels = torch.from_numpy(data["labels"])
+    weights = torch.from_numpy(np.where(data["safe"], 1.0, unsafe_weight).astype(np.float32))
+    keep = weights > 0
+    obs, masks, labels, weights = obs[keep], masks[keep], labels[keep], weights[keep]
+    opt = torch.optim.AdamW(net.parameters(), lr=learning_rate, weight_decay=weight_decay)
+    n = len(labels)
+    steps = epochs * ((n + batch_size - 1) // batch_size)
+    sched = torch.optim.lr_scheduler.OneCycleLR(opt, learning_rate, total_steps=max(1, steps))
+    best, best_state, history = -1, None, []
+    for epoch in range(1, epochs + 1):
+        t0 = time.perf_counter()
+        net.train()
+        perm = torch.randperm(n, generator=g)
+        tot_loss, tot_hit, tot_w = 0.0, 0.0, 0.0
+        for i in range(0, n, batch_size):
+            idx = perm[i : i + batch_size]
+            logits = net(obs[idx]).masked_fill(~masks[idx], float("-inf"))
+            logp = torch.log_softmax(logits, dim=1)
+            nll = -logp.gather(1, labels[idx, None]).squeeze(1)
+            w = weights[idx]
+            loss = (nll * w).sum() / w.sum()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            sched.step()
+            tot_loss += float((nll * w).sum())
+            tot_hit += float(((logits.argmax(1) == labels[idx]).float() * w).sum())
+            tot_w += float(w.sum())
+        net.eval()
+        row = {"epoch": epoch, "loss": tot_loss / tot_w, "accuracy": tot_hit / tot_w,
+               "positions": n, "seconds": round(time.perf_counter() - t0, 1)}  # fmt: skip
+        if validate is not None:
+            row["val_wins"] = validate(net)
+        history.append(row)
+        if log is not None:
+            log(row)
+        score = row.get("val_wins", epoch)
+        if score >= best:
+            best, best_state = score, copy.deepcopy(net.state_dict())
+    net.load_state_dict(best_state)
+    return best, history
+
+
+class ImitationRun:
+    """One run of a config under ``out`` (see the module docstring)."""
+
+    def __init__(self, cfg: ImitationConfig, out: str | Path) -> None:
+        self.cfg = cfg
+        self.out = Path(out)
+        self.game, self.options = VARIANTS[cfg.variant]
+        self.spec = game_spec(self.game, self.options)
+
+    def meta(self, round_: int, extra: dict | None = None) -> dict:
+        return {
+            "game": self.game,
+            "options": self.options,
+            "variant": self.cfg.variant,
+            "arch": dict(self.cfg.arch),
+            "trained_by": f"experiments/imitate.py {self.cfg.path}",
+            "config": self.cfg.raw,
+            "round": round_,
+            **(extra or {}),
+        }
+
+    def validate(self, agent_from_net):
+        deals = eval_deals(self.cfg.validation["deals"], VALIDATION_START)
+
+        def run(net) -> int:
+            agent = agent_from_net(net)
+            return int(sum(r.won for r in play_deals(agent, self.game, self.options, deals)))
+
+        return run
+
+    def run(self, progress: bool = True) -> Path:
+        """Do every stage not done yet; return the best checkpoint."""
+        import torch
+
+        from agents.dataset import load_shards
+        from agents.policy import PolicyAgent
+        from agents.teacher import make_shards
+
+        cfg = self.cfg
+        torch.set_num_threads(cfg.torch_threads)
+        self.out.mkdir(parents=True, exist_ok=True)
+        (self.out / "config.yaml").write_text(yaml.safe_dump(cfg.raw, sort_keys=False))
+        timing_path = self.out / "timing.json"
+        timing = json.loads(timing_path.read_text()) if timing_path.exists() else {}
+        first = cfg.teacher["first_deal"]
+        rounds = [(0, first, first + cfg.teacher["deals"], None)]
+        lo = first + cfg.teacher["deals"]
+        for r in range(1, cfg.dagger["rounds"] + 1):
+            rounds.append((r, lo, lo + cfg.dagger["deals"], self.out / f"round{r - 1}.npz"))
+            lo += cfg.dagger["deals"]
+        log_path = self.out / "train.csv"
+        best_path = self.out / "best.npz"
+        best_wins = -1
+        if best_path.exists():
+            best_wins = int(json.loads(_meta_text(best_path)).get("val_wins", -1))
+        for r, a, b, student in rounds:
+            ckpt = self.out / f"round{r}.npz"
+            if ckpt.exists():
+                continue
+            t0 = time.perf_counter()
+            make_shards(cfg.variant, a, b, self.out / "data" / f"round{r}", student=student,
+                        max_nodes=cfg.teacher["max_nodes"], jobs=cfg.jobs,
+                        progress=progress)  # fmt: skip
+            timing[f"round{r}_data"] = round(time.perf_counter() - t0, 1)
+            paths = sorted((self.out / "data").glob("round*/*.npz"))
+            data = load_shards(paths, variant=cfg.variant)
+            torch.manual_seed(cfg.seed + r)
+            net = build_net(dict(cfg.arch), self.spec)
+            meta = self.meta(r)
+
+            def agent_from_net(net, meta=meta):
+                return PolicyAgent(net, meta)
+
+            rows = []
+
+            def log(row, r=r, rows=rows):
+                rows.append({"round": r, **row})
+                print(f"round {r} epoch {row['epoch']}: loss {row['loss']:.3f} "
+                      f"acc {row['accuracy']:.3f} val wins {row.get('val_wins')}", flush=True)  # fmt: skip
+
+            t0 = time.perf_counter()
+            wins, _ = fit(net, data, epochs=cfg.train["epochs"],
+                          batch_size=cfg.train["batch_size"],
+                          learning_rate=cfg.train["learning_rate"],
+                          weight_decay=cfg.train["weight_decay"],
+                          unsafe_weight=cfg.train["unsafe_weight"], seed=cfg.seed + r,
+                          validate=self.validate(agent_from_net), log=log)  # fmt: skip
+            timing[f"round{r}_train"] = round(time.perf_counter() - t0, 1)
+            extra = {"val_wins": wins, "val_deals": cfg.validation["deals"],
+                     "positions": int(len(data["labels"]))}  # fmt: skip
+            save_policy(ckpt, net, self.meta(r, extra))
+            if wins > best_wins:
+                save_policy(best_path, net, self.meta(r, extra))
+                best_wins = wins
+            new = not log_path.exists()
+            with log_path.open("a", newline="") as f:
+                w = csv.DictWriter(f, fieldnames=list(rows[0]))
+                if new:
+                    w.writeheader()
+                w.writerows(rows)
+            timing_path.write_text(json.dumps(timing, indent=1))
+        return best_path
+
+
+def _meta_text(path: Path) -> str:
+    with np.load(path, allow_pickle=False) as z:
+        return bytes(z["meta"]).decode("ascii")
+
+
+def load_best(out: str | Path, **kwargs):
+    return load_policy(Path(out) / "best.npz", **kwargs)

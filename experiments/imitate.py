@@ -1,0 +1,45 @@
+"""Train a policy network by imitating the solver-backed teacher (behaviour cloning + DAgger).
+
+    python experiments/imitate.py configs/imitate_seahaven_c4.yaml            # runs/<name>/
+    python experiments/imitate.py configs/imitate_seahaven_c4.yaml --out DIR
+
+Resumable: the same command continues where it stopped. Outputs: ``data/round*/`` (teacher
+shards), ``round*.npz`` (the network after each round), ``best.npz`` (most validation wins),
+``train.csv`` (loss, accuracy, validation wins per epoch), ``timing.json``. See
+``agents/imitation.py``.
+"""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # see experiments/demo.py
+
+import argparse  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+from agents.config import ConfigError  # noqa: E402
+from agents.imitation import ImitationRun, load_imitation_config  # noqa: E402
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("config")
+    ap.add_argument("--out", default=None, help="run folder (default runs/<name>)")
+    args = ap.parse_args(argv)
+    try:
+        cfg = load_imitation_config(args.config)
+    except ConfigError as e:
+        print(f"imitate: {e}", file=sys.stderr)
+        return 2
+    out = Path(args.out or Path("runs") / cfg.name)
+    t0 = time.perf_counter()
+    best = ImitationRun(cfg, out).run()
+    print(f"best checkpoint {best} ({time.perf_counter() - t0:.0f} s)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,44 @@
+"""Commit a trained policy: copy a run's ``best.npz`` to ``agents/checkpoints/<variant>.npz``
+with the record the tests check (the deals of evaluation deals 0 … 19 it wins, played
+deterministically) and its evaluation on ``--deals`` held-out deals.
+
+    python experiments/publish_policy.py runs/imitate_seahaven_c4/best.npz
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import torch
+
+from agents.play import VARIANTS, eval_deals, play_deals
+from agents.policy import CHECKPOINT_DIR, load_policy, read_policy_meta, save_policy
+
+CHECK_DEALS = 20
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("checkpoint")
+    ap.add_argument("--out-dir", default=str(CHECKPOINT_DIR))
+    args = ap.parse_args(argv)
+    torch.set_num_threads(1)
+    meta = read_policy_meta(args.checkpoint)
+    variant = meta["variant"]
+    game, options = VARIANTS[variant]
+    agent = load_policy(args.checkpoint, game=game, options=options)
+    deals = eval_deals(CHECK_DEALS)
+    won = [r.deal for r in play_deals(agent, game, options, deals) if r.won]
+    meta["check"] = {"first": 0, "count": CHECK_DEALS, "won": won}
+    meta["source"] = str(args.checkpoint)
+    out = Path(args.out_dir) / f"{variant}.npz"
+    save_policy(out, agent.net, meta)
+    print(f"{out}: wins {len(won)} of evaluation deals 0 … {CHECK_DEALS - 1}; "
+          f"{out.stat().st_size / 1e6:.1f} MB")  # fmt: skip
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,167 @@
+"""The solver-backed teacher, teacher-data shards, policy networks and their checkpoints, and
+every committed policy reproducing the wins recorded beside it."""
+
+from __future__ import annotations
+
+import json
+import zipfile
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from agents.config import ConfigError  # noqa: E402
+from agents.dataset import ShardError, load_shards, write_shard  # noqa: E402
+from agents.imitation import check_imitation_config, fit  # noqa: E402
+from agents.play import VARIANTS, eval_deals, play_deals  # noqa: E402
+from agents.policy import (  # noqa: E402
+    CheckpointError,
+    build_net,
+    committed_policies,
+    game_spec,
+    load_policy,
+    read_policy_meta,
+    save_policy,
+)
+from agents.teacher import teach_deal  # noqa: E402
+from solitaire_gym import Game  # noqa: E402
+from solitaire_gym.envs.core import EVAL_SPLIT_END, EnvOptions  # noqa: E402
+from solitaire_gym.envs.observation import layout_id  # noqa: E402
+
+SH = VARIANTS["SH1-C4"]
+
+
+@pytest.fixture(scope="module")
+def episodes():
+    return [teach_deal(*SH, EVAL_SPLIT_END + d, max_steps=40) for d in (0, 1)]
+
+
+def test_teacher_labels_are_legal_and_replay_as_moves(episodes):
+    e = episodes[0]
+    assert len(e.labels) == 40 or e.won
+    assert e.masks[np.arange(len(e.labels)), e.labels].all()
+    assert (e.played == e.labels).all()  # the teacher plays its own labels
+    # the labelled actions, played as moves of the Game API, are all accepted
+    g = Game.new("seahaven_towers", cells=4, deal=e.deal)
+    from solitaire_gym.engine.actions import action_to_move
+
+    for a in e.labels:
+        g.play(action_to_move(g.cfg, int(a)))
+
+
+def test_safe_labels_keep_a_won_game_winnable():
+    # a whole teacher game on a deal the solver wins: every label proven safe, and it wins
+    e = teach_deal(*SH, EVAL_SPLIT_END + 3)
+    assert e.safe.all()
+    assert e.won
+
+
+def test_shards_round_trip_bit_for_bit(tmp_path, episodes):
+    p = tmp_path / "s.npz"
+    write_shard(p, episodes, {"variant": "SH1-C4"})
+    d = load_shards([p], variant="SH1-C4")
+    obs = np.concatenate([e.obs for e in episodes])
+    assert d["obs"].dtype == np.float32 and np.array_equal(d["obs"].view(np.int32),
+                                                           obs.view(np.int32))  # fmt: skip
+    assert np.array_equal(d["masks"], np.concatenate([e.masks for e in episodes]))
+    assert np.array_equal(d["labels"], np.concatenate([e.labels for e in episodes]))
+    assert p.stat().st_size < obs.nbytes / 8  # compact: far less than float32
+    with pytest.raises(ShardError, match="not 'TF1-D1N'"):
+        load_shards([p], variant="TF1-D1N")
+
+
+@pytest.mark.parametrize("kind", ["mlp", "cards"])
+def test_checkpoint_round_trip_and_refusals(tmp_path, kind):
+    spec = game_spec(*SH)
+    net = build_net({"kind": kind, "hidden": 16, "layers": 1}, spec)
+    meta = {"game": SH[0], "options": SH[1], "variant": "SH1-C4",
+            "arch": {"kind": kind, "hidden": 16, "layers": 1}}  # fmt: skip
+    p = tmp_path / "p.npz"
+    save_policy(p, net, meta)
+    agent = load_policy(p, game=SH[0], options={"cells": 2})  # another option of the game: fine
+    obs = np.random.default_rng(0).random((3, spec["obs_dim"]), dtype=np.float32)
+    with torch.no_grad():
+        assert np.allclose(agent.scores(obs), net(torch.from_numpy(obs)).numpy())
+    with pytest.raises(CheckpointError, match="cannot play"):
+        load_policy(p, game="solitaire_reflechi", options={"draw": 1})
+    # an older observation layout is refused, naming both
+    z = dict(np.load(p))
+    m = json.loads(bytes(z["meta"]).decode())
+    m["layout_id"] = "1-000000000000"
+    z["meta"] = np.frombuffer(json.dumps(m).encode(), np.uint8)
+    old = tmp_path / "old.npz"
+    np.savez(old, **z)
+    with pytest.raises(CheckpointError, match="observation layout '1-000000000000'"):
+        load_policy(old)
+
+
+class _Boom:
+    def __reduce__(self):
+        return (print, ("PICKLE RAN",))
+
+
+def test_loading_never_unpickles(tmp_path, capsys):
+    p = tmp_path / "evil.npz"
+    np.savez(p, meta=np.array([_Boom()], dtype=object))
+    with pytest.raises(CheckpointError):
+        load_policy(p)
+    # a stable-baselines3 style zip with a pickled payload is not a policy checkpoint either
+    q = tmp_path / "sb3.npz"
+    with zipfile.ZipFile(q, "w") as zf:
+        zf.writestr("data", "{}")
+    with pytest.raises(CheckpointError):
+        load_policy(q)
+    assert "PICKLE RAN" not in capsys.readouterr().out
+
+
+def test_fit_learns_the_teacher_labels(episodes):
+    from agents.dataset import load_shards as _  # noqa: F401
+
+    data = {
+        "obs": np.concatenate([e.obs for e in episodes]),
+        "masks": np.concatenate([e.masks for e in episodes]),
+        "labels": np.concatenate([e.labels for e in episodes]).astype(np.int64),
+        "safe": np.concatenate([e.safe for e in episodes]),
+    }
+    torch.manual_seed(0)
+    net = build_net({"kind": "mlp", "hidden": 64, "layers": 1}, game_spec(*SH))
+    _, hist = fit(net, data, epochs=30, batch_size=32, learning_rate=3e-3)
+    assert hist[-1]["accuracy"] > 0.9 > hist[0]["accuracy"]
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        ({"name": "../x"}, "plain folder name"),
+        ({"variant": "XX1-C4"}, "variant must be one of"),
+        ({"train": {"learning_rate": float("nan")}}, "train.learning_rate"),
+        ({"train": {"unsafe_weight": 2.0}}, "train.unsafe_weight"),
+        ({"arch": {"kind": "rnn"}}, "arch.kind"),
+        ({"dagger": {"rounds": -1}}, "dagger.rounds"),
+        ({"bogus": 1}, "unknown key bogus"),
+    ],
+)
+def test_imitation_config_refuses_bad_values(change, message):
+    base = {"name": "x", "variant": "SH1-C4"}
+    with pytest.raises(ConfigError, match=message):
+        check_imitation_config({**base, **change})
+
+
+@pytest.mark.parametrize("variant", sorted(committed_policies()))
+def test_committed_policy_reproduces_its_recorded_wins(variant):
+    """Every committed checkpoint loads (its layout is the package's) and, played
+    deterministically on its 20 recorded evaluation deals, wins exactly the deals recorded."""
+    path = committed_policies()[variant]
+    meta = read_policy_meta(path)
+    game, options = VARIANTS[variant]
+    assert meta["layout_id"] == layout_id(EnvOptions.build(game, **options).variant.cfg)
+    check = meta["check"]
+    deals = eval_deals(check["count"], check["first"])
+    agent = load_policy(path, game=game, options=options)
+    won = [r.deal for r in play_deals(agent, game, options, deals) if r.won]
+    assert won == check["won"]
+
+
+def test_there_are_committed_policies():
+    assert {"SH1-C4"} <= set(committed_policies())
