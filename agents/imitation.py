@@ -266,7 +266,7 @@ class ImitationRun:
                           validate=self.validate(agent_from_net), log=log)  # fmt: skip
             timing[f"round{r}_train"] = round(time.perf_counter() - t0, 1)
             extra = {"val_wins": wins, "val_deals": cfg.validation["deals"],
-                     "positions": int(len(data["labels"]))}  # fmt: skip
+                     "positions": len(data["labels"])}  # fmt: skip
             save_policy(ckpt, net, self.meta(r, extra))
             if wins > best_wins:
                 save_policy(best_path, net, self.meta(r, extra))

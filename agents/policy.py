@@ -70,7 +70,7 @@ def game_spec(game: str, options: dict | None = None) -> dict[str, Any]:
     n_actions = int(cfg[L_N])
     n_cards = opts.variant.n_cards
     cols = lay.found  # tableau columns are the card columns 0 … C-1
-    places = list(range(cols)) + [lay.found]
+    places = [*range(cols), lay.found]
     for f in (lay.waste, lay.stock):
         if f >= 0:
             places.append(f)

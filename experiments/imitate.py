@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import os
 
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # see experiments/demo.py
+import argparse
+import sys
+import time
+from pathlib import Path
 
-import argparse  # noqa: E402
-import sys  # noqa: E402
-import time  # noqa: E402
-from pathlib import Path  # noqa: E402
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # see experiments/demo.py; before torch
 
 from agents.config import ConfigError  # noqa: E402
 from agents.imitation import ImitationRun, load_imitation_config  # noqa: E402

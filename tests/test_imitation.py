@@ -116,8 +116,6 @@ def test_loading_never_unpickles(tmp_path, capsys):
 
 
 def test_fit_learns_the_teacher_labels(episodes):
-    from agents.dataset import load_shards as _  # noqa: F401
-
     data = {
         "obs": np.concatenate([e.obs for e in episodes]),
         "masks": np.concatenate([e.masks for e in episodes]),
