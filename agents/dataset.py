@@ -60,8 +60,9 @@ def write_shard(path: str | os.PathLike[str], episodes: Sequence[Episode], meta:
         "deals": np.array([e.deal for e in episodes], np.int64),
         "won": np.array([e.won for e in episodes], bool),
         "meta": np.frombuffer(
-            json.dumps({**meta, "n_actions": int(masks.shape[1]), "obs_dim": int(obs.shape[1])})
-            .encode("ascii"),
+            json.dumps(
+                {**meta, "n_actions": int(masks.shape[1]), "obs_dim": int(obs.shape[1])}
+            ).encode("ascii"),
             np.uint8,
         ),
     }

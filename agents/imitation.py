@@ -76,8 +76,10 @@ def check_imitation_config(data: Any, where: str = "<dict>") -> ImitationConfig:
         if raw[key] is None:
             raise ConfigError(f"{where}: missing key {key}")
     name = raw["name"]
-    if not name or not all(c.isascii() and (c.isalnum() or c in "-_.") for c in name) or (
-        set(name) == {"."}
+    if (
+        not name
+        or not all(c.isascii() and (c.isalnum() or c in "-_.") for c in name)
+        or (set(name) == {"."})
     ):
         raise ConfigError(f"{where}: name must be a plain folder name (letters, digits, -_.)")
     if raw["variant"] not in VARIANTS:

@@ -218,9 +218,12 @@ def teach_chunk(task: dict) -> dict:
         student = load_policy(task["student"], game=game, options=options)
     episodes = [
         teach_deal(
-            game, options, EVAL_SPLIT_END + i, student=student,
+            game,
+            options,
+            EVAL_SPLIT_END + i,
+            student=student,
             max_nodes=task.get("max_nodes", DEFAULT_MAX_NODES),
-        )  # fmt: skip
+        )
         for i in range(task["lo"], task["hi"])
     ]
     meta = {

@@ -11,17 +11,16 @@ shards), ``round*.npz`` (the network after each round), ``best.npz`` (most valid
 
 from __future__ import annotations
 
-import os
-
 import argparse
+import os
 import sys
 import time
 from pathlib import Path
 
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # see experiments/demo.py; before torch
 
-from agents.config import ConfigError  # noqa: E402
-from agents.imitation import ImitationRun, load_imitation_config  # noqa: E402
+from agents.config import ConfigError
+from agents.imitation import ImitationRun, load_imitation_config
 
 
 def main(argv: list[str] | None = None) -> int:
