@@ -3,7 +3,9 @@
 ``RandomAgent`` (uniform legal moves), ``GreedyAgent`` (hand-written priorities per game),
 ``SolverAgent`` (plays the solver's solutions: the upper bound), ``MaskablePPOAgent`` (a
 checkpoint of ``experiments/train.py``), ``SB3Agent`` and ``TorchAgent`` (any stable-baselines3
-model or torch module). ``play_deals`` plays a list of deals to the end with any of them.
+model or torch module), ``PolicyAgent`` (a policy network taught by the solver:
+``agents/imitation.py``; ``learned_agent("SH1-C4")`` loads the committed one of a variant).
+``play_deals`` plays a list of deals to the end with any of them.
 """
 
 from agents.base import RESIGN, Agent, GameView, RandomAgent, view_of
@@ -18,11 +20,14 @@ __all__ = [
     "GameView",
     "GreedyAgent",
     "MaskablePPOAgent",
+    "PolicyAgent",
     "RandomAgent",
     "SB3Agent",
     "SolverAgent",
     "TorchAgent",
     "eval_deals",
+    "learned_agent",
+    "load_policy",
     "play_deals",
     "view_of",
 ]
@@ -34,6 +39,10 @@ def __getattr__(name: str):
         from agents import learned
 
         return getattr(learned, name)
+    if name in ("PolicyAgent", "learned_agent", "load_policy"):
+        from agents import policy
+
+        return getattr(policy, name)
     if name == "GreedyAgent":
         from agents.greedy import GreedyAgent
 
