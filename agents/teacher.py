@@ -296,6 +296,11 @@ def make_shards(
         from tqdm import tqdm
 
         bar = tqdm(total=sum(t["hi"] - t["lo"] for t in tasks), unit="deal", desc=variant)
+    if tasks:
+        # compile (or load) the kernels here once, so that the workers load them from numba's
+        # cache instead of each compiling them at the same time
+        game, options = VARIANTS[variant]
+        teach_deal(game, options, 0, max_steps=2, max_nodes=100)
     if jobs == 1 or len(tasks) <= 1:
         _init_worker()
         results = map(teach_chunk, tasks)
