@@ -290,3 +290,36 @@ def _meta_text(path: Path) -> str:
 
 def load_best(out: str | Path, **kwargs):
     return load_policy(Path(out) / "best.npz", **kwargs)
+
+
+def plot_imitation(train_csv: str | Path, path: str | Path, val_deals: int,
+                   greedy: float | None = None) -> None:  # fmt: skip
+    """Validation win rate after each epoch of each round (``train.csv``), with the greedy
+    player's win rate on the evaluation deals as a line."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    with open(train_csv, newline="") as f:
+        rows = list(csv.DictReader(f))
+    fig, ax = plt.subplots(figsize=(7, 4))
+    x = 0
+    for r in sorted({int(row["round"]) for row in rows}):
+        part = [row for row in rows if int(row["round"]) == r]
+        xs = list(range(x + 1, x + len(part) + 1))
+        label = "round 0 (teacher's games)" if r == 0 else f"DAgger round {r}"
+        ax.plot(xs, [100 * int(row["val_wins"]) / val_deals for row in part], marker=".",
+                label=label)  # fmt: skip
+        x += len(part)
+    if greedy is not None:
+        ax.axhline(100 * greedy, ls="--", color="gray", label="greedy (evaluation deals)")
+    ax.set_xlabel("epoch (all rounds)")
+    ax.set_ylabel(f"validation win rate, % ({val_deals} deals)")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    ax.set_title("Imitating the solver-backed teacher")
+    fig.tight_layout()
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=120)
+    plt.close(fig)

@@ -545,7 +545,8 @@ def build_parser() -> argparse.ArgumentParser:
     return p  # fmt: skip
 
 
-def main(argv: list[str] | None = None) -> int:
+def main_result(argv: list[str] | None = None) -> dict:
+    """Run the evaluation of ``argv`` (the command line), print its table, return its result."""
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -560,6 +561,11 @@ def main(argv: list[str] | None = None) -> int:
     result = evaluate(args)
     print()
     print(markdown_table(result))
+    return result
+
+
+def main(argv: list[str] | None = None) -> int:
+    main_result(argv)
     return 0
 
 
