@@ -152,7 +152,7 @@ def fit(
         tot_loss, tot_hit, tot_w = 0.0, 0.0, 0.0
         for i in range(0, n, batch_size):
             idx = perm[i : i + batch_size]
-            logits = net(obs[idx]).masked_fill(~masks[idx], float("-inf"))
+            logits = net(obs[idx], masks[idx])  # −inf for the illegal actions
             logp = torch.log_softmax(logits, dim=1)
             nll = -logp.gather(1, labels[idx, None]).squeeze(1)
             w = weights[idx]
