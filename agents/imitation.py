@@ -161,9 +161,10 @@ def fit(
             loss.backward()
             opt.step()
             sched.step()
-            tot_loss += float((nll * w).sum())
-            tot_hit += float(((logits.argmax(1) == labels[idx]).float() * w).sum())
-            tot_w += float(w.sum())
+            with torch.no_grad():
+                tot_loss += float((nll * w).sum())
+                tot_hit += float(((logits.argmax(1) == labels[idx]).float() * w).sum())
+                tot_w += float(w.sum())
         net.eval()
         row = {"epoch": epoch, "loss": tot_loss / tot_w, "accuracy": tot_hit / tot_w,
                "positions": n, "seconds": round(time.perf_counter() - t0, 1)}  # fmt: skip

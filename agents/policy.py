@@ -217,7 +217,7 @@ class PolicyAgent(Agent):
     def __init__(self, net, meta: dict[str, Any], *, name: str = "learned",
                  deterministic: bool = True, seed: int = 0) -> None:  # fmt: skip
         self.net = net.eval()
-        self.meta = meta
+        self.meta = complete_meta(meta)
         self.name = name
         self.deterministic = deterministic
         self.seed = seed
@@ -243,6 +243,15 @@ class PolicyAgent(Agent):
         return _masked_choice(self.scores(obs, masks), masks, self.deterministic, self.rng)
 
 
+def complete_meta(meta: dict[str, Any]) -> dict[str, Any]:
+    """``meta`` (with ``game`` and ``options``) plus what it implies: the game's prefix, the
+    observation size and action count, and the observation layout id."""
+    spec = game_spec(meta["game"], meta["options"])
+    cfg = EnvOptions.build(meta["game"], **meta["options"]).variant.cfg
+    return {**meta, "prefix": spec["prefix"], "obs_dim": spec["obs_dim"],
+            "n_actions": spec["n_actions"], "layout_id": layout_id(cfg)}  # fmt: skip
+
+
 def check_game(meta: dict[str, Any], game: str, options: dict | None, what: str) -> None:
     """Raise :class:`CheckpointError` unless a policy recorded as ``meta`` can play ``game``."""
     want = game_spec(game, options)
@@ -260,16 +269,7 @@ def check_game(meta: dict[str, Any], game: str, options: dict | None, what: str)
 def save_policy(path: str | os.PathLike[str], net, meta: dict[str, Any]) -> None:
     """Write ``net``'s weights and ``meta`` (JSON-able; ``arch``, ``variant``, ``game``,
     ``options`` required) to ``path`` (``.npz``), atomically."""
-    spec = game_spec(meta["game"], meta["options"])
-    full = {
-        **meta,
-        "format": FORMAT,
-        "format_version": FORMAT_VERSION,
-        "layout_id": layout_id(EnvOptions.build(meta["game"], **meta["options"]).variant.cfg),
-        "prefix": spec["prefix"],
-        "obs_dim": spec["obs_dim"],
-        "n_actions": spec["n_actions"],
-    }
+    full = {**complete_meta(meta), "format": FORMAT, "format_version": FORMAT_VERSION}
     arrays = {f"w/{k}": v.detach().cpu().numpy() for k, v in net.state_dict().items()}
     arrays["meta"] = np.frombuffer(json.dumps(full, sort_keys=True).encode("ascii"), np.uint8)
     path = Path(path)
