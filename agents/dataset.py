@@ -81,11 +81,21 @@ def read_meta(path: str | os.PathLike[str]) -> dict[str, Any]:
             raise ShardError(f"{path}: no readable metadata ({e})") from None
 
 
+def previous_actions(episode: np.ndarray, played: np.ndarray, n_actions: int) -> np.ndarray:
+    """For positions stored game after game: the action played just before each one in its
+    game (``n_actions`` for a game's first position)."""
+    prev = np.full(len(played), n_actions, np.int64)
+    same = episode[1:] == episode[:-1]
+    prev[1:][same] = played[:-1][same]
+    return prev
+
+
 def load_shards(
     paths: Sequence[str | os.PathLike[str]], *, variant: str | None = None
 ) -> dict[str, np.ndarray]:
     """Concatenate shards into arrays: ``obs`` (T, D) float32, ``masks`` (T, N) bool,
-    ``labels``, ``safe``, ``played``, ``episode``; plus ``deals`` and ``won`` per deal. With
+    ``labels``, ``safe``, ``played``, ``episode``, ``prev`` (the action played before each
+    position in its game, N for the first); plus ``deals`` and ``won`` per deal. With
     ``variant``, refuse a shard of another game variant (its observation or action layout may
     differ)."""
     parts: dict[str, list[np.ndarray]] = {}
@@ -113,6 +123,7 @@ def load_shards(
     out = {k: np.concatenate(v) for k, v in parts.items()}
     out["labels"] = out["labels"].astype(np.int64)
     out["played"] = out["played"].astype(np.int64)
+    out["prev"] = previous_actions(out["episode"], out["played"], n_act)
     rows = np.arange(len(out["labels"]))
     if not out["masks"][rows, out["labels"]].all():
         raise ShardError("a label is not a legal action of its position")

@@ -137,9 +137,11 @@ def fit(
     obs = torch.from_numpy(data["obs"])
     masks = torch.from_numpy(data["masks"])
     labels = torch.from_numpy(data["labels"])
+    prev = torch.from_numpy(data["prev"])
     weights = torch.from_numpy(np.where(data["safe"], 1.0, unsafe_weight).astype(np.float32))
     keep = weights > 0
     obs, masks, labels, weights = obs[keep], masks[keep], labels[keep], weights[keep]
+    prev = prev[keep]
     opt = torch.optim.AdamW(net.parameters(), lr=learning_rate, weight_decay=weight_decay)
     n = len(labels)
     steps = epochs * ((n + batch_size - 1) // batch_size)
@@ -152,7 +154,7 @@ def fit(
         tot_loss, tot_hit, tot_w = 0.0, 0.0, 0.0
         for i in range(0, n, batch_size):
             idx = perm[i : i + batch_size]
-            logits = net(obs[idx], masks[idx])  # −inf for the illegal actions
+            logits = net(obs[idx], masks[idx], prev[idx])  # −inf for the illegal actions
             logp = torch.log_softmax(logits, dim=1)
             nll = -logp.gather(1, labels[idx, None]).squeeze(1)
             w = weights[idx]

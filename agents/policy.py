@@ -153,9 +153,14 @@ def build_net(arch: dict[str, Any], spec: dict[str, Any]):
                     width = hidden
                 mods.append(nn.Linear(width, n))
                 self.body = nn.Sequential(*mods)
+                self.prev_emb = nn.Embedding(n + 1, hidden)  # the previous action (n: none)
+                nn.init.zeros_(self.prev_emb.weight)
 
-            def forward(self, obs, mask=None):
-                out = self.body(obs)
+            def forward(self, obs, mask=None, prev=None):
+                x = self.body[0](obs)
+                if prev is not None:
+                    x = x + self.prev_emb(prev)
+                out = self.body[1:](x)
                 return out if mask is None else out.masked_fill(~mask, float("-inf"))
 
         return MLP()
@@ -179,13 +184,18 @@ def build_net(arch: dict[str, Any], spec: dict[str, Any]):
             self.run_emb = nn.Embedding(14, e)
             self.out = nn.Linear(e, 1)
             self.bias = nn.Parameter(torch.zeros(n))
+            # the previous action (n: none), and how an action relates to it: 0 unrelated,
+            # 1 takes from the place it filled, 2 fills the place it took from, 3 both (undoes it)
+            self.prev_emb = nn.Embedding(n + 1, e)
+            self.rel_emb = nn.Embedding(4, e)
             for k in ("src", "dst", "kind", "run"):
                 self.register_buffer(k, torch.as_tensor(spec[k]), persistent=False)
             self.n_places = n_places
 
-        def forward(self, obs, mask=None):
+        def forward(self, obs, mask=None, prev=None):
             """Scores (B, N); with ``mask`` (B, N) bool only the legal actions are scored (the
-            rest are −inf), which is what makes this network cheap: ~15 legal moves of ~1000."""
+            rest are −inf), which is what makes this network cheap: ~15 legal moves of ~1000.
+            ``prev`` (B,): the action played just before in each game (N: none)."""
             b = obs.shape[0]
             cards = obs[:, : self.n_cards * self.width].reshape(b, self.n_cards, self.width)
             h = self.card_in(cards) + self.card_id.weight  # (B, Nc, E)
@@ -195,13 +205,24 @@ def build_net(arch: dict[str, Any], spec: dict[str, Any]):
             if self.cells:
                 pooled = torch.cat([pooled, pooled[:, -self.cells :].sum(1, keepdim=True)], 1)
             g = self.glob(torch.cat([obs[:, self.n_cards * self.width :], h.mean(1)], 1))
+            n_act = self.bias.shape[0]
+            if prev is None:
+                prev = torch.full((b,), n_act, dtype=torch.long, device=obs.device)
+            g = g + self.prev_emb(prev)
             sp, dp = self.src_proj(pooled), self.dst_proj(pooled)  # (B, L', E)
             if mask is None:
                 mask = torch.ones(b, self.bias.shape[0], dtype=torch.bool, device=obs.device)
             rows, acts = mask.nonzero(as_tuple=True)
+            p = prev[rows]
+            had = p < n_act
+            pc = p.clamp(max=n_act - 1)
+            rel = (had & (self.src[acts] == self.dst[pc])).long() + 2 * (
+                had & (self.dst[acts] == self.src[pc])
+            ).long()
             z = torch.relu(
                 sp[rows, self.src[acts]] + dp[rows, self.dst[acts]]
                 + self.kind_emb(self.kind[acts]) + self.run_emb(self.run[acts]) + g[rows]
+                + self.rel_emb(rel)
             )  # fmt: skip
             out = torch.full(mask.shape, float("-inf"), dtype=obs.dtype, device=obs.device)
             out[rows, acts] = self.out(z).squeeze(-1) + self.bias[acts]
@@ -216,6 +237,7 @@ class PolicyAgent(Agent):
 
     def __init__(self, net, meta: dict[str, Any], *, name: str = "learned",
                  deterministic: bool = True, seed: int = 0) -> None:  # fmt: skip
+        self.prev: np.ndarray | None = None  # per game: the action it played last
         self.net = net.eval()
         self.meta = complete_meta(meta)
         self.name = name
@@ -225,22 +247,34 @@ class PolicyAgent(Agent):
 
     def reset(self, n: int | None = None) -> None:
         self.rng = np.random.default_rng(self.seed)
+        self.prev = None
 
     def check_env(self, game: str, options: dict | None = None) -> None:
         check_game(self.meta, game, options, f"policy {self.name!r}")
 
-    def scores(self, obs: np.ndarray, masks: np.ndarray | None = None) -> np.ndarray:
-        """The network's scores (B, N); with ``masks``, −inf for the illegal actions."""
+    def scores(
+        self, obs: np.ndarray, masks: np.ndarray | None = None, prev: np.ndarray | None = None
+    ) -> np.ndarray:
+        """The network's scores (B, N); with ``masks``, −inf for the illegal actions; ``prev``
+        (B,) the action each game played last (``N``, the action count: none)."""
         import torch
 
         m = None if masks is None else torch.as_tensor(np.asarray(masks, bool))
+        p = None if prev is None else torch.as_tensor(np.asarray(prev, np.int64))
         with torch.no_grad():
-            return self.net(torch.as_tensor(obs, dtype=torch.float32), m).numpy()
+            return self.net(torch.as_tensor(obs, dtype=torch.float32), m, p).numpy()
 
     def _act(self, obs, masks, starts, active, view) -> np.ndarray:
         from agents.learned import _masked_choice
 
-        return _masked_choice(self.scores(obs, masks), masks, self.deterministic, self.rng)
+        b, n = masks.shape
+        if self.prev is None or self.prev.shape[0] != b:
+            self.prev = np.full(b, n, np.int64)
+        self.prev[starts] = n  # a new game: no move before
+        out = _masked_choice(self.scores(obs, masks, self.prev), masks, self.deterministic,
+                             self.rng)  # fmt: skip
+        self.prev[active] = out[active]
+        return out
 
 
 def complete_meta(meta: dict[str, Any]) -> dict[str, Any]:

@@ -12,7 +12,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from agents.config import ConfigError  # noqa: E402
-from agents.dataset import ShardError, load_shards, write_shard  # noqa: E402
+from agents.dataset import ShardError, load_shards, previous_actions, write_shard  # noqa: E402
 from agents.imitation import check_imitation_config, fit  # noqa: E402
 from agents.play import VARIANTS, eval_deals, play_deals  # noqa: E402
 from agents.policy import (  # noqa: E402
@@ -122,6 +122,11 @@ def test_fit_learns_the_teacher_labels(episodes):
         "labels": np.concatenate([e.labels for e in episodes]).astype(np.int64),
         "safe": np.concatenate([e.safe for e in episodes]),
     }
+    data["prev"] = previous_actions(
+        np.concatenate([np.full(len(e.labels), e.deal) for e in episodes]),
+        np.concatenate([e.played for e in episodes]),
+        episodes[0].masks.shape[1],
+    )
     torch.manual_seed(0)
     net = build_net({"kind": "mlp", "hidden": 64, "layers": 1}, game_spec(*SH))
     _, hist = fit(net, data, epochs=30, batch_size=32, learning_rate=3e-3)
