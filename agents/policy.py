@@ -398,10 +398,16 @@ def committed_policies() -> dict[str, Path]:
 
 def learned_agent(variant: str, **kwargs) -> PolicyAgent:
     """The committed policy of ``variant`` (``"SH1-C4"``, ...), as played by ``evaluate.py
-    --policies learned``."""
+    --policies learned``. A variant without one of its own gets the committed policy of another
+    option of the same game, if any (Seahaven 2 or 1 cells: the 4-cell policy; the layouts are
+    the same); ``agent.meta["variant"]`` says which it is."""
     paths = committed_policies()
     if variant not in paths:
-        raise CheckpointError(
-            f"no committed policy for {variant!r}; there are: {', '.join(paths) or 'none'}"
-        )
+        same_game = [t for t in paths if t.split("-")[0] == variant.split("-")[0]]
+        if not same_game:
+            raise CheckpointError(
+                f"no committed policy for {variant!r} or its game; there are: "
+                f"{', '.join(paths) or 'none'}"
+            )
+        variant = same_game[0]
     return load_policy(paths[variant], **kwargs)
