@@ -47,7 +47,7 @@ from solitaire_gym.engine.actions import (
     K_WT,
     decode,
 )
-from solitaire_gym.engine.variants import L_N
+from solitaire_gym.engine.variants import G_COLS, L_N
 from solitaire_gym.envs.core import EnvOptions
 from solitaire_gym.envs.observation import layout, layout_id
 
@@ -69,8 +69,8 @@ def game_spec(game: str, options: dict | None = None) -> dict[str, Any]:
     lay = layout(cfg)
     n_actions = int(cfg[L_N])
     n_cards = opts.variant.n_cards
-    cols = lay.found  # tableau columns are the card columns 0 … C-1
-    places = [*range(cols), lay.found]
+    cols = int(cfg[G_COLS])
+    places = [*(lay.columns + c for c in range(cols)), lay.found]
     for f in (lay.waste, lay.stock):
         if f >= 0:
             places.append(f)
@@ -116,6 +116,7 @@ def game_spec(game: str, options: dict | None = None) -> dict[str, Any]:
         "n_actions": n_actions,
         "n_cards": n_cards,
         "width": int(lay.width),
+        "card_block": int(lay.lengths),  # the card block ends where the pile block starts
         "places": np.array(places, np.int64),
         "cells": cells,
         "src": src,
@@ -170,13 +171,16 @@ def build_net(arch: dict[str, Any], spec: dict[str, Any]):
             super().__init__()
             e = hidden
             self.n_cards, self.width = spec["n_cards"], spec["width"]
+            self.card_block = spec["card_block"]
+            if self.card_block != self.n_cards * self.width:
+                raise ValueError("the card block is not one row per card")
             self.register_buffer("places", torch.as_tensor(spec["places"]), persistent=False)
             self.cells = int(spec["cells"])
             n_places = len(spec["places"]) + (1 if self.cells else 0)
             self.card_id = nn.Embedding(self.n_cards, e)
             self.card_in = nn.Linear(self.width, e)
             self.card_mlp = nn.Sequential(nn.ReLU(), nn.Linear(e, e), nn.ReLU())
-            pile = d - self.n_cards * self.width
+            pile = d - self.card_block
             self.glob = nn.Sequential(nn.Linear(pile + e, e), nn.ReLU(), nn.Linear(e, e))
             self.src_proj = nn.Linear(e, e)
             self.dst_proj = nn.Linear(e, e, bias=False)
@@ -197,14 +201,14 @@ def build_net(arch: dict[str, Any], spec: dict[str, Any]):
             rest are −inf), which is what makes this network cheap: ~15 legal moves of ~1000.
             ``prev`` (B,): the action played just before in each game (N: none)."""
             b = obs.shape[0]
-            cards = obs[:, : self.n_cards * self.width].reshape(b, self.n_cards, self.width)
+            cards = obs[:, : self.card_block].reshape(b, self.n_cards, self.width)
             h = self.card_in(cards) + self.card_id.weight  # (B, Nc, E)
             h = self.card_mlp(h)
             loc = cards[:, :, self.places]  # (B, Nc, L): where each card lies
             pooled = torch.einsum("bnl,bne->ble", loc, h)  # (B, L, E)
             if self.cells:
                 pooled = torch.cat([pooled, pooled[:, -self.cells :].sum(1, keepdim=True)], 1)
-            g = self.glob(torch.cat([obs[:, self.n_cards * self.width :], h.mean(1)], 1))
+            g = self.glob(torch.cat([obs[:, self.card_block :], h.mean(1)], 1))
             n_act = self.bias.shape[0]
             if prev is None:
                 prev = torch.full((b,), n_act, dtype=torch.long, device=obs.device)
