@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import copy
 import csv
+import itertools
 import json
 import time
 from dataclasses import dataclass
@@ -52,6 +53,7 @@ SCHEMA: dict[str, Any] = {
         "learning_rate": (_NUM, 1e-3),
         "weight_decay": (_NUM, 0.0),
         "unsafe_weight": (_NUM, 0.1),
+        "teacher_wins_only": (bool, False),
     },
     "validation": {"deals": (int, 200)},
 }
@@ -113,6 +115,23 @@ def load_imitation_config(path: str | Path) -> ImitationConfig:
     except yaml.YAMLError as e:
         raise ConfigError(f"{path}: not valid YAML: {e}") from None
     return check_imitation_config(data if data is not None else {}, str(path))
+
+
+def teacher_wins_only(data: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """``data`` without the positions of the games the teacher played itself and did not win
+    (it went round in circles or lost: ``agents/teacher.py``); the student's games stay."""
+    won = dict(zip(data["deals"].tolist(), data["won"].tolist(), strict=True))
+    ep = data["episode"]
+    by_teacher = data["played"] == data["labels"]
+    starts = np.r_[0, np.flatnonzero(ep[1:] != ep[:-1]) + 1, len(ep)]
+    keep = np.ones(len(ep), bool)
+    for a, b in itertools.pairwise(starts):
+        if by_teacher[a:b].all() and not won[int(ep[a])]:
+            keep[a:b] = False
+    out = dict(data)
+    for k in ("obs", "masks", "labels", "safe", "played", "episode", "prev"):
+        out[k] = data[k][keep]
+    return out
 
 
 def fit(
@@ -248,6 +267,8 @@ class ImitationRun:
             timing[f"round{r}_data"] = round(time.perf_counter() - t0, 1)
             paths = sorted((self.out / "data").glob("round*/*.npz"))
             data = load_shards(paths, variant=cfg.variant)
+            if cfg.train["teacher_wins_only"]:
+                data = teacher_wins_only(data)
             torch.manual_seed(cfg.seed + r)
             net = build_net(dict(cfg.arch), self.spec)
             meta = self.meta(r)

@@ -8,6 +8,14 @@ In each position it tries the legal moves in the order the greedy player ranks t
 solver proves winnable within ``max_nodes`` nodes. So the label keeps the game winnable whenever
 the solver can show how, and makes progress the way the greedy player does.
 
+**Known limit: the teacher can go round in circles.** Every move it labels may keep the game
+winnable and yet lead nowhere: the greedy order, with its memory of the moves already played
+from a position, can cycle through positions that are all winnable. On Seahaven Towers (4 cells)
+the teacher wins 1708 of training deals 0 … 1999 (85.4%); 111 of the 292 others reach the step
+limit (500 moves) with every label safe (e.g. training deals 3 and 10), the rest end lost. The
+292 games hold 28% of the positions (62,870 of 224,818), and labels in a cycle depend on the
+memory, which a student does not see; a trainer may drop them (``train.teacher_wins_only``).
+
 What a position gets when no move is proven to keep it winnable (the position is lost, or every
 try ran out of nodes): the greedy player's own first choice, and ``safe = False`` in the record,
 so a trainer can weigh or drop it. Trying a move costs one solver call, except when the move is
