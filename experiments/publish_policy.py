@@ -23,6 +23,8 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("checkpoint")
     ap.add_argument("--out-dir", default=str(CHECKPOINT_DIR))
+    ap.add_argument("--trained-by", default=None,
+                    help="the commands that made it, when more than the one it records")  # fmt: skip
     args = ap.parse_args(argv)
     torch.set_num_threads(1)
     meta = read_policy_meta(args.checkpoint)
@@ -33,6 +35,8 @@ def main(argv: list[str] | None = None) -> int:
     won = [r.deal for r in play_deals(agent, game, options, deals) if r.won]
     meta["check"] = {"first": 0, "count": CHECK_DEALS, "won": won}
     meta["source"] = str(args.checkpoint)
+    if args.trained_by:
+        meta["trained_by"] = args.trained_by
     out = Path(args.out_dir) / f"{variant}.npz"
     save_policy(out, agent.net, meta)
     print(f"{out}: wins {len(won)} of evaluation deals 0 … {CHECK_DEALS - 1}; "
