@@ -296,11 +296,12 @@ def evaluate(args) -> dict:
             if kind == "ppo" and path.suffix == ".npz":  # a policy network (agents/policy.py)
                 from agents.policy import CheckpointError, load_policy
 
+                kw = {"game": game, "options": options, "name": name, "deterministic": True}
                 try:
-                    agent = load_policy(path, game=game, options=options, name=name,
-                                        deterministic=True)  # fmt: skip
+                    load_policy(path, **kw)  # refused here, before any task runs
                 except CheckpointError as e:
                     raise SystemExit(f"evaluate.py: {e}") from None
+                make = functools.partial(load_policy, str(path), **kw)
             elif kind == "ppo":
                 from agents.learned import CheckpointMismatch, MaskablePPOAgent
 
