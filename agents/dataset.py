@@ -40,7 +40,9 @@ class ShardError(ValueError):
     """A file that is not a teacher-data shard of the expected variant (the message says why)."""
 
 
-def write_shard(path: str | os.PathLike[str], episodes: Sequence[Episode], meta: dict) -> None:
+def write_shard(
+    path: str | os.PathLike[str] | Any, episodes: Sequence[Episode], meta: dict
+) -> None:
     """Write ``episodes`` (at least one position in all) to ``path`` atomically."""
     obs = np.concatenate([e.obs for e in episodes])
     codebook = np.unique(obs)
@@ -66,6 +68,9 @@ def write_shard(path: str | os.PathLike[str], episodes: Sequence[Episode], meta:
             np.uint8,
         ),
     }
+    if not isinstance(path, (str, os.PathLike)):  # a file object (a Ray worker's buffer)
+        np.savez_compressed(path, **data)
+        return
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp.npz")

@@ -246,8 +246,7 @@ def teach_chunk(task: dict) -> dict:
     from solitaire_gym.envs.observation import layout_id
 
     meta["layout_id"] = layout_id(EnvOptions.build(game, **options).variant.cfg)
-    write_shard(Path(task["out"]) / chunk_name(task["lo"], task["hi"]), episodes, meta)
-    return {
+    summary = {
         "deals": len(episodes),
         "positions": int(sum(len(e.labels) for e in episodes)),
         "won": int(sum(e.won for e in episodes)),
@@ -255,6 +254,24 @@ def teach_chunk(task: dict) -> dict:
         "solver_calls": int(sum(e.solver_calls for e in episodes)),
         "seconds": time.perf_counter() - t0,
     }
+    name = chunk_name(task["lo"], task["hi"])
+    if task.get("return_shard"):  # a worker of a cluster: the driver writes the file
+        import io
+
+        buf = io.BytesIO()
+        write_shard(buf, episodes, meta)
+        return {**summary, "name": name, "shard": buf.getvalue()}
+    write_shard(Path(task["out"]) / name, episodes, meta)
+    return summary
+
+
+def _write_returned(out: Path, r: dict) -> dict:
+    """Write a shard a Ray worker sent back (atomically), and pass its summary on."""
+    out.mkdir(parents=True, exist_ok=True)
+    tmp = out / (r["name"] + ".tmp")
+    tmp.write_bytes(r.pop("shard"))
+    os.replace(tmp, out / r.pop("name"))
+    return r
 
 
 def _init_worker() -> None:
@@ -277,10 +294,13 @@ def make_shards(
     chunk: int = 25,
     jobs: int = 1,
     progress: bool = True,
+    ray: str | None = None,
 ) -> dict:
     """Teacher data for training deals ``lo … hi-1`` in shards of ``chunk`` deals under ``out``,
-    on ``jobs`` processes. Shards already there are kept (the same command resumes). Returns the
-    totals of the shards made now."""
+    on ``jobs`` processes, or as Ray tasks with ``ray`` (an address, or ``"local"``: see
+    ``solitaire_gym.distributed``; the workers send their shards back and this process writes
+    them, so a cluster needs no shared disk). Shards already there are kept (the same command
+    resumes). Returns the totals of the shards made now."""
     from agents.play import VARIANTS
 
     if variant not in VARIANTS:
@@ -309,10 +329,19 @@ def make_shards(
         # cache instead of each compiling them at the same time
         game, options = VARIANTS[variant]
         teach_deal(game, options, 0, max_steps=2, max_nodes=100)
-    if jobs == 1 or len(tasks) <= 1:
+    pool = None
+    if ray is not None:
+        from solitaire_gym.distributed import map_chunks
+
+        for t in tasks:
+            t["return_shard"] = True
+        results = (
+            _write_returned(out, r)
+            for _, r in map_chunks(teach_chunk, tasks, address=ray, jobs=jobs)
+        )
+    elif jobs == 1 or len(tasks) <= 1:
         _init_worker()
         results = map(teach_chunk, tasks)
-        pool = None
     else:
         import multiprocessing as mp
 

@@ -17,6 +17,8 @@ import sys
 import time
 
 from agents.teacher import DEFAULT_MAX_NODES, make_shards
+from solitaire_gym.distributed import add_ray_argument
+from solitaire_gym.errors import SolitaireError
 from solitaire_gym.solver.batch import parse_deals
 
 
@@ -29,6 +31,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--max-nodes", type=int, default=DEFAULT_MAX_NODES)
     ap.add_argument("--chunk", type=int, default=25, help="deals per shard")
     ap.add_argument("--jobs", type=int, default=1)
+    add_ray_argument(ap)
     args = ap.parse_args(argv)
     try:
         deals = parse_deals(args.deals)
@@ -37,8 +40,9 @@ def main(argv: list[str] | None = None) -> int:
             raise ValueError("--deals must be one range, e.g. 0..999")
         t0 = time.perf_counter()
         totals = make_shards(args.variant, lo, hi, args.out, student=args.student,
-                             max_nodes=args.max_nodes, chunk=args.chunk, jobs=args.jobs)  # fmt: skip
-    except (ValueError, OSError) as e:
+                             max_nodes=args.max_nodes, chunk=args.chunk, jobs=args.jobs,
+                             ray=args.ray)  # fmt: skip
+    except (ValueError, OSError, SolitaireError) as e:
         print(f"teacher_data: {e}", file=sys.stderr)
         return 2
     totals["seconds"] = round(time.perf_counter() - t0, 1)

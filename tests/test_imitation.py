@@ -172,3 +172,21 @@ def test_committed_policy_reproduces_its_recorded_wins(variant):
 
 def test_there_are_committed_policies():
     assert {"SH1-C4"} <= set(committed_policies())
+
+
+def test_teacher_data_on_ray_equals_local(tmp_path):
+    """The shards made by Ray tasks (written by the driver from what the workers send back) hold
+    the same records as those of the local path."""
+    pytest.importorskip("ray")
+    from agents.teacher import make_shards
+
+    make_shards("SH1-C4", 0, 2, tmp_path / "local", chunk=1, max_nodes=2000, progress=False)
+    make_shards("SH1-C4", 0, 2, tmp_path / "ray", chunk=1, max_nodes=2000, progress=False,
+                ray="local", jobs=1)  # fmt: skip
+    a = load_shards(sorted((tmp_path / "local").glob("*.npz")))
+    b = load_shards(sorted((tmp_path / "ray").glob("*.npz")))
+    assert sorted(p.name for p in (tmp_path / "ray").iterdir()) == sorted(
+        p.name for p in (tmp_path / "local").iterdir()
+    )
+    for k in ("obs", "masks", "labels", "safe", "played", "episode"):
+        assert np.array_equal(a[k], b[k]), k
