@@ -32,8 +32,9 @@ $(STAMP_DEMO): pyproject.toml | $(BIN)/python
 	$(BIN)/solitaire-gym warmup
 	touch $@
 
-# Train a small MaskablePPO on Seahaven Towers (4 cells), evaluate random, greedy, PPO and the
-# solver on held-out deals, save the table, plots and a playthrough: runs/demo/ (a few minutes).
+# The solver teaches a small network Seahaven Towers (4 cells); evaluate random, greedy, the new
+# network, the committed policy and the solver on held-out deals; table, plots and a playthrough
+# in runs/demo/ (experiments/demo.py).
 demo: $(STAMP_DEMO)
 	$(BIN)/python experiments/demo.py --out runs/demo
 
