@@ -26,6 +26,24 @@ class CheckpointMismatch(ValueError):
     """A checkpoint that cannot play the game asked for."""
 
 
+class UntrustedCheckpoint(CheckpointMismatch):
+    """A stable-baselines3 zip opened without ``trusted=True``: loading one unpickles Python
+    objects, which can run any code the file's author put there."""
+
+
+TRUST_NOTE = (
+    "it is a stable-baselines3 zip, whose loading unpickles Python objects and so can run any "
+    "code its author put in it; pass trusted=True (evaluate.py: --trusted) only for a file you "
+    "made yourself or trust. The package's own policies (agents/policy.py, .npz) load without "
+    "unpickling anything"
+)
+
+
+def _check_trusted(path, trusted: bool) -> None:
+    if trusted is not True:
+        raise UntrustedCheckpoint(f"{path} was not loaded: {TRUST_NOTE}")
+
+
 def env_signature(game: str, options: dict | None = None) -> dict[str, Any]:
     """What a checkpoint must match to play ``game`` with ``options``."""
     from solitaire_gym.envs.core import EnvCore
@@ -70,10 +88,12 @@ def _space_meta(data: dict) -> dict[str, Any]:
     return meta
 
 
-def read_checkpoint_meta(path: str | Path) -> dict[str, Any]:
-    """The checkpoint's ``solitaire_gym`` record, or what its saved spaces say."""
+def read_checkpoint_meta(path: str | Path, *, trusted: bool = False) -> dict[str, Any]:
+    """The checkpoint's ``solitaire_gym`` record, or what its saved spaces say. Unpickles the
+    zip's data: refused (:class:`UntrustedCheckpoint`) unless ``trusted=True``."""
     from stable_baselines3.common.save_util import load_from_zip_file
 
+    _check_trusted(path, trusted)
     data, _, _ = load_from_zip_file(str(path), device="cpu", load_data=True)
     if data is None:
         raise CheckpointMismatch(f"{path} holds no model data")
@@ -217,9 +237,12 @@ class MaskablePPOAgent(SB3Agent):
         name: str = "ppo",
         deterministic: bool = False,
         seed: int = 0,
+        trusted: bool = False,
     ) -> MaskablePPOAgent:
         """Load ``path``; with ``game``, refuse first (:class:`CheckpointMismatch`) a checkpoint
-        that cannot play it."""
+        that cannot play it. A stable-baselines3 zip holds pickled Python objects, and loading
+        one can run code: it is refused (:class:`UntrustedCheckpoint`) before anything is read
+        unless ``trusted=True`` (SECURITY.md)."""
         from sb3_contrib import MaskablePPO
 
         path = Path(path)
@@ -227,7 +250,8 @@ class MaskablePPOAgent(SB3Agent):
             path = path.with_suffix(".zip")
         if not path.exists():
             raise FileNotFoundError(f"no checkpoint at {path}")
-        meta = read_checkpoint_meta(path)
+        _check_trusted(path, trusted)
+        meta = read_checkpoint_meta(path, trusted=True)
         if game is not None:
             check_signature(meta, env_signature(game, options), f"checkpoint {path}")
         model = MaskablePPO.load(str(path), device="cpu")

@@ -224,16 +224,18 @@ def evaluate(args) -> dict:
     ppo = _ppo_specs(args.ppo or [])
     ppo_meta = {}
     for _, _, path in ppo:
-        from agents.learned import read_checkpoint_meta
+        from agents.learned import CheckpointMismatch, read_checkpoint_meta
         from agents.policy import CheckpointError, read_policy_meta
 
         if not path.exists():
             raise SystemExit(f"evaluate.py: no checkpoint at {path}")
         try:
             ppo_meta[path] = (
-                read_policy_meta(path) if path.suffix == ".npz" else read_checkpoint_meta(path)
+                read_policy_meta(path)
+                if path.suffix == ".npz"
+                else read_checkpoint_meta(path, trusted=args.trusted)
             )
-        except CheckpointError as e:
+        except (CheckpointError, CheckpointMismatch) as e:
             raise SystemExit(f"evaluate.py: {e}") from None
     deals = eval_deals(args.deals, args.first_deal)
     episodes, extras, verdicts = _load_included(args.include or [], deals)
@@ -306,7 +308,8 @@ def evaluate(args) -> dict:
                 from agents.learned import CheckpointMismatch, MaskablePPOAgent
 
                 kw = {"game": game, "options": options, "name": name,
-                      "deterministic": args.deterministic, "seed": args.seed}  # fmt: skip
+                      "deterministic": args.deterministic, "seed": args.seed,
+                      "trusted": args.trusted}  # fmt: skip
                 try:
                     MaskablePPOAgent.load(path, **kw)  # refused here, before any task runs
                 except CheckpointMismatch as e:
@@ -490,6 +493,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="a checkpoint to evaluate (repeatable): a MaskablePPO .zip or a policy network "
         ".npz (agents/policy.py, played deterministically); on the variant it was trained on, "
         "or on TAG; shown as NAME (default ppo)",
+    )
+    p.add_argument(
+        "--trusted",
+        action="store_true",
+        help="load the stable-baselines3 zips of --ppo: they hold pickled Python objects, and "
+        "loading one can run any code its author put in it (SECURITY.md); policy networks "
+        "(.npz) never need this",
     )
     p.add_argument(
         "--variants", default="all", help=f"comma-separated tags ({', '.join(VARIANTS)}) or 'all'"

@@ -17,7 +17,13 @@ import yaml
 import solitaire_gym  # noqa: F401  (registers the envs)
 from agents import RESIGN, GreedyAgent, RandomAgent, SB3Agent, TorchAgent, play_deals
 from agents.config import ConfigError, check_config, load_config
-from agents.learned import CheckpointMismatch, MaskablePPOAgent, env_signature
+from agents.learned import (
+    CheckpointMismatch,
+    MaskablePPOAgent,
+    UntrustedCheckpoint,
+    env_signature,
+    read_checkpoint_meta,
+)
 from agents.play import VARIANTS, eval_deals
 from agents.solver_agent import solver_available
 from agents.stats import wilson_interval
@@ -307,19 +313,50 @@ def test_train_runs_end_to_end_and_resumes(tiny_run, capsys):
 def test_checkpoint_plays_its_game_and_refuses_others(tiny_run, tmp_path):
     _, _, out = tiny_run
     ckpt = out / "checkpoints" / "final.zip"
-    agent = MaskablePPOAgent.load(ckpt, game="seahaven_towers", options={"cells": 4})
+    with pytest.raises(UntrustedCheckpoint, match="trusted=True"):
+        MaskablePPOAgent.load(ckpt, game="seahaven_towers", options={"cells": 4})
+    agent = MaskablePPOAgent.load(ckpt, game="seahaven_towers", options={"cells": 4},
+                                  trusted=True)  # fmt: skip
     assert agent.trained_on["variant"] == "SH1-C4"
     res = play_deals(agent, "seahaven_towers", {"cells": 4}, [1, 2], max_episode_steps=LIMIT,
                      record=[1, 2])  # fmt: skip
     _check_results(res, [1, 2])
     # other options of the same game: same action layout, accepted
-    MaskablePPOAgent.load(ckpt, game="seahaven_towers", options={"cells": 1})
+    MaskablePPOAgent.load(ckpt, game="seahaven_towers", options={"cells": 1}, trusted=True)
     with pytest.raises(CheckpointMismatch, match=r"Seahaven Towers \(SH1-C4\).*Solitaire R"):
-        MaskablePPOAgent.load(ckpt, game="solitaire_reflechi", options={"draw": 1})
+        MaskablePPOAgent.load(ckpt, game="solitaire_reflechi", options={"draw": 1},
+                              trusted=True)  # fmt: skip
     with pytest.raises(CheckpointMismatch, match="cannot play"):
         play_deals(agent, "double_solitaire", {"draw": 1}, [0])
     # a checkpoint without our record is judged by its spaces
     model = _sb3_model("solitaire_reflechi", {"draw": 1})
     model.save(tmp_path / "plain.zip")
     with pytest.raises(CheckpointMismatch, match="591 actions"):
-        MaskablePPOAgent.load(tmp_path / "plain.zip", game="seahaven_towers")
+        MaskablePPOAgent.load(tmp_path / "plain.zip", game="seahaven_towers", trusted=True)
+
+
+class _Payload:
+    def __init__(self, marker):
+        self.marker = str(marker)
+
+    def __reduce__(self):
+        return (open, (self.marker, "w"))  # any call at all: here, create a file
+
+
+def test_a_foreign_zip_is_not_unpickled_unless_trusted(tmp_path):
+    """A stable-baselines3 zip whose data carries a pickled call: without trusted=True neither
+    reading its record nor loading it runs anything."""
+    import base64
+    import pickle
+    import zipfile
+
+    marker = tmp_path / "ran"
+    blob = base64.b64encode(pickle.dumps(_Payload(marker))).decode()
+    p = tmp_path / "evil.zip"
+    with zipfile.ZipFile(p, "w") as z:
+        z.writestr("data", json.dumps({"policy_class": {":type:": "x", ":serialized:": blob}}))
+    with pytest.raises(UntrustedCheckpoint, match="trusted=True"):
+        read_checkpoint_meta(p)
+    with pytest.raises(UntrustedCheckpoint, match="trusted=True"):
+        MaskablePPOAgent.load(p, game="seahaven_towers")
+    assert not marker.exists()
