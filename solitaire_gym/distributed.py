@@ -185,7 +185,8 @@ def map_chunks(
                 pending[remote.remote(part, *refs)] = part
             if not pending:
                 return
-            done, _ = ray.wait(list(pending), num_returns=1)
+            # a short timeout: Ctrl-C is handled within a second, not when the next task ends
+            done, _ = ray.wait(list(pending), num_returns=1, timeout=1.0)
             for ref in done:
                 part = pending.pop(ref)
                 try:
