@@ -593,3 +593,16 @@ def test_good_resume_file_still_read(tmp_path):
     good = _result_line(verdict="solvable", solution=["t1>c"], deal=1)
     p.write_text(good + "\n\n" + _result_line(code="SH1-C4-AAAAAAC", deal=2) + "\n")
     assert sorted(read_results(p, parse_code("SH1-C4-AAAAAAA")[0])) == [1, 2]
+
+
+def test_write_gif_and_mp4_check_fps_from_python(tmp_path):
+    """The range the CLI's --fps has is checked by the writers themselves (finding 5)."""
+    pytest.importorskip("PIL")
+    from solitaire_gym.errors import SolitaireError
+    from solitaire_gym.rendering import replay
+    trace = load_trace(save_trace(tmp_path / "t.json", "SH1-C4-AAAAAJ2", ["t1>t7"]))
+    for bad in (1e-300, 0, -1, float("nan"), 1e9, True, "4"):
+        for write in (replay.write_gif, replay.write_mp4):
+            with pytest.raises(SolitaireError, match="fps"):
+                write(trace, tmp_path / "x.gif", fps=bad)
+    assert not (tmp_path / "x.gif").exists()

@@ -16,7 +16,6 @@ from pathlib import Path
 
 from solitaire_gym.errors import SolitaireError
 
-MIN_FPS, MAX_FPS = 0.01, 1000.0  # a frame shows for 100 s at most, 1 ms at least
 
 
 def _number(kind: type):
@@ -61,8 +60,15 @@ def run(args: argparse.Namespace) -> int:
         print("solitaire-gym render: give at least one of --gif, --mp4, --html, --png",
               file=sys.stderr)  # fmt: skip
         return 2
-    if not MIN_FPS <= args.fps <= MAX_FPS:
-        raise SolitaireError(f"--fps must lie in {MIN_FPS:g} … {MAX_FPS:g}, not {args.fps:g}")
+    try:
+        from solitaire_gym.rendering import replay
+    except ImportError as e:
+        print(f"solitaire-gym render: {e}", file=sys.stderr)
+        return 2
+    if not replay.MIN_FPS <= args.fps <= replay.MAX_FPS:
+        raise SolitaireError(
+            f"--fps must lie in {replay.MIN_FPS:g} … {replay.MAX_FPS:g}, not {args.fps:g}"
+        )
     for flag in ("gif", "mp4", "html", "png"):
         out = getattr(args, flag)
         if out and Path(out).is_dir():
@@ -75,11 +81,6 @@ def run(args: argparse.Namespace) -> int:
         raise SolitaireError(
             f"--step {args.step} is outside 0 … {n - 1} (the trace has {n - 1} moves)"
         )
-    try:
-        from solitaire_gym.rendering import replay
-    except ImportError as e:
-        print(f"solitaire-gym render: {e}", file=sys.stderr)
-        return 2
     if args.png:
         step = n - 1 if args.step is None else args.step
         print(f"wrote {replay.write_png(trace, args.png, step=step)} (position {step})")

@@ -34,6 +34,7 @@ import numpy as np
 from PIL import Image
 
 from solitaire_gym.engine.variants import parse_code
+from solitaire_gym.errors import SolitaireError
 from solitaire_gym.rendering import image
 from solitaire_gym.rendering.image import board_size, render_image
 from solitaire_gym.traces import Trace
@@ -63,8 +64,22 @@ def _paletted(trace: Trace, palette: Image.Image) -> Iterator[Image.Image]:
         yield render_image(position).quantize(palette=palette, dither=Image.Dither.NONE)
 
 
+MIN_FPS, MAX_FPS = 0.01, 1000.0  # a frame shows for 100 s at most, 1 ms at least
+
+
+def check_fps(fps: object) -> float:
+    """``fps`` as a float, or :class:`~solitaire_gym.SolitaireError` if it is not a number in
+    ``MIN_FPS … MAX_FPS`` (a GIF's frame time is a whole number of milliseconds)."""
+    if isinstance(fps, bool) or not isinstance(fps, (int, float, np.number)):
+        raise SolitaireError(f"fps must be a number, not {type(fps).__name__}")
+    if not MIN_FPS <= float(fps) <= MAX_FPS:  # NaN fails too
+        raise SolitaireError(f"fps must lie in {MIN_FPS:g} … {MAX_FPS:g}, not {float(fps):g}")
+    return float(fps)
+
+
 def write_gif(trace: Trace, path: str | os.PathLike, *, fps: float = 4.0) -> Path:
     """An animated GIF of the game, ``fps`` positions a second, looping."""
+    fps = check_fps(fps)
     path = Path(path)
     pictures = _paletted(trace, _palette(trace))
     step_ms = round(1000 / fps)
@@ -85,6 +100,7 @@ def write_gif(trace: Trace, path: str | os.PathLike, *, fps: float = 4.0) -> Pat
 
 def write_mp4(trace: Trace, path: str | os.PathLike, *, fps: float = 4.0) -> Path:
     """An H.264 MP4 of the game, ``fps`` positions a second (needs imageio and imageio-ffmpeg)."""
+    fps = check_fps(fps)
     try:
         import imageio.v2 as imageio
     except ImportError as e:  # pragma: no cover - depends on the installed extras
