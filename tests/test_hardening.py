@@ -600,6 +600,7 @@ def test_write_gif_and_mp4_check_fps_from_python(tmp_path):
     pytest.importorskip("PIL")
     from solitaire_gym.errors import SolitaireError
     from solitaire_gym.rendering import replay
+
     trace = load_trace(save_trace(tmp_path / "t.json", "SH1-C4-AAAAAJ2", ["t1>t7"]))
     for bad in (1e-300, 0, -1, float("nan"), 1e9, True, "4"):
         for write in (replay.write_gif, replay.write_mp4):

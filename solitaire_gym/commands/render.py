@@ -17,7 +17,6 @@ from pathlib import Path
 from solitaire_gym.errors import SolitaireError
 
 
-
 def _number(kind: type):
     """An argparse type: ``kind`` (int or float) from a short ASCII text, naming bad text briefly."""
 
