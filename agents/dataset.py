@@ -68,13 +68,19 @@ def write_shard(
             np.uint8,
         ),
     }
-    if not isinstance(path, (str, os.PathLike)):  # a file object (a Ray worker's buffer)
-        np.savez_compressed(path, **data)
+    save_npz(path, data)
+
+
+def save_npz(path: str | os.PathLike[str] | Any, arrays: dict[str, np.ndarray]) -> None:
+    """``np.savez_compressed`` to ``path`` atomically (written beside it, then renamed), or into
+    a file object (a Ray worker's buffer)."""
+    if not isinstance(path, (str, os.PathLike)):
+        np.savez_compressed(path, **arrays)
         return
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp.npz")
-    np.savez_compressed(tmp, **data)
+    np.savez_compressed(tmp, **arrays)
     os.replace(tmp, path)
 
 

@@ -310,11 +310,9 @@ def save_policy(path: str | os.PathLike[str], net, meta: dict[str, Any]) -> None
     full = {**complete_meta(meta), "format": FORMAT, "format_version": FORMAT_VERSION}
     arrays = {f"w/{k}": v.detach().cpu().numpy() for k, v in net.state_dict().items()}
     arrays["meta"] = np.frombuffer(json.dumps(full, sort_keys=True).encode("ascii"), np.uint8)
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp.npz")
-    np.savez_compressed(tmp, **arrays)
-    os.replace(tmp, path)
+    from agents.dataset import save_npz
+
+    save_npz(path, arrays)
 
 
 def read_policy_meta(path: str | os.PathLike[str]) -> dict[str, Any]:
