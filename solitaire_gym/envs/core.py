@@ -457,3 +457,14 @@ class EnvCore:
 
     def to_dict(self, row: int) -> dict:
         return position.to_dict(self.state, row, self.variant, int(self.deals[row]))
+
+
+def action_array(actions: Any) -> np.ndarray:
+    """``np.asarray(actions)``, or :class:`ArgumentError` for what NumPy cannot make an array of
+    (a ragged list, an object that refuses): the batched envs' first check of their actions."""
+    try:
+        return np.asarray(actions)
+    except (ValueError, TypeError) as e:
+        raise ArgumentError(
+            f"actions must be an array of integers, not {shown(actions)} ({e})"
+        ) from None

@@ -28,6 +28,7 @@ from solitaire_gym.envs.core import (
     MAX_STEPS,
     EnvCore,
     EnvOptions,
+    action_array,
     check_seed,
     count_in,
 )
@@ -85,7 +86,7 @@ class SB3VecEnv(VecEnv):
     def step_async(self, actions: np.ndarray) -> None:
         # Integers only: a cast would make NaN a huge negative number (a silent no-op that still
         # counts toward the step limit) and 0.9 the action 0.
-        act = np.asarray(actions)
+        act = action_array(actions)
         if act.dtype == np.bool_ or not np.issubdtype(act.dtype, np.integer):
             raise ArgumentError(f"actions must be integers, not {shown(actions)}")
         act = act.reshape(-1)

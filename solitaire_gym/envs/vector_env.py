@@ -16,6 +16,7 @@ from solitaire_gym.envs.core import (
     MAX_STEPS,
     EnvCore,
     EnvOptions,
+    action_array,
     check_seed,
     count_in,
 )
@@ -163,7 +164,7 @@ class SolitaireVectorEnv(VectorEnv):
     def step(self, actions):
         if not self._started:
             raise RuntimeError("call reset() before step()")
-        act = np.asarray(actions)
+        act = action_array(actions)
         if act.shape != (self.num_envs,) or not np.issubdtype(act.dtype, np.integer):
             raise ArgumentError(f"actions must be {self.num_envs} integers, got {shown(act)}")
         if act.size and (act.min() < 0 or act.max() >= self._core.n_actions):
