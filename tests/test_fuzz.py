@@ -253,7 +253,7 @@ def test_solve_arguments(code, seconds, nodes, table_mb):
 def test_results_files(tmp_path_factory, lines, data):
     good = {"code": "SH1-C4-AAAAAAB", "deal": 1, "verdict": "unknown", "solution": [],
             "nodes": 1, "seconds": 0.1}  # fmt: skip
-    lines = [*lines, json.dumps(mutate(good, data))]
+    lines = [*lines, json.dumps(mutate(good, data), default=repr)]  # bytes and such as text
     path = tmp_path_factory.mktemp("results") / "r.jsonl"
     path.write_text("\n".join(lines) + "\n", encoding="utf-8", errors="surrogatepass")
     refused_or_fine(lambda: read_results(path))
