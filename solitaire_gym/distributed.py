@@ -185,8 +185,9 @@ def map_chunks(
                 pending[remote.remote(part, *refs)] = part
             if not pending:
                 return
-            # a short timeout: Ctrl-C is handled within a second, not when the next task ends
-            done, _ = ray.wait(list(pending), num_returns=1, timeout=1.0)
+            # no timeout: with one, Ray's wait swallowed Ctrl-C (tests/test_distributed.py's stop
+            # test: the run went on to the end); without, Ctrl-C lands when the next task ends
+            done, _ = ray.wait(list(pending), num_returns=1)
             for ref in done:
                 part = pending.pop(ref)
                 try:
