@@ -149,6 +149,10 @@ def test_killed_worker_loses_and_repeats_no_deal(local_ray, reference, tmp_path)
     assert {r["deal"]: _same(r) for r in lines} == {d: _same(r) for d, r in reference.items()}
 
 
+def _default_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def test_stopped_driver_resumes(tmp_path):
     # 200 deals, so that on a fast idle machine the stop still lands while deals are left
     deals = list(range(1, 201))
@@ -159,7 +163,11 @@ def test_stopped_driver_resumes(tmp_path):
            "--max-nodes", str(BUDGET["max_nodes"]), "--ray", "--jobs", "2", "--chunk", "2",
            "--out", str(out), "--quiet"]  # fmt: skip
     env = dict(os.environ, SOLITAIRE_GYM_TEST_TOKEN=TOKEN)
-    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stderr=subprocess.PIPE, text=True)
+    # Ctrl-C as in a terminal: the child starts with SIGINT's default action, whatever this
+    # process has (a Ray started in it by an earlier test may leave SIGINT ignored, and a child
+    # inherits an ignored signal: it would then never stop)
+    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=_default_sigint)  # fmt: skip
     deadline = time.monotonic() + 600
     while time.monotonic() < deadline and proc.poll() is None:
         if out.exists() and len(out.read_text().splitlines()) >= 6:
