@@ -18,9 +18,12 @@ driver, which alone writes files. So:
 
 ``address``: ``None`` or ``"local"`` starts Ray on this machine (``jobs`` CPUs, default all);
 ``"auto"`` joins the cluster this machine belongs to (``ray start --head`` / ``ray start
---address=...``); ``"ray://HOST:10001"`` connects a Ray client to a remote cluster. Every node of
-a cluster needs the package installed (``pip install 'solitaire_gym[ray]'``), the same version as
-the driver.
+--address=...``); ``"HOST:PORT"`` the cluster whose head (GCS) listens there;
+``"ray://HOST:10001"`` connects a Ray client to a remote cluster. Every node of a cluster needs
+the package installed (``pip install 'solitaire_gym[ray]'``), the same version as the driver.
+A cluster started with ``ray start`` uses token authentication by default (so in Ray 2.60):
+the driver then needs ``RAY_AUTH_MODE=token`` and the cluster's token (``~/.ray/auth_token`` or
+``RAY_AUTH_TOKEN``) whenever the address is given explicitly (also through ``RAY_ADDRESS``).
 
 Ray is the ``ray`` extra: ``pip install 'solitaire_gym[ray]'``.
 """
@@ -121,7 +124,16 @@ def connect(address: str | None = None, *, jobs: int | None = None):
         else:
             ray.init(address=address, **kw)
     except (ConnectionError, RuntimeError, ValueError) as e:
-        raise RayError(f"cannot connect to Ray at {address!r}: {e}") from None
+        hint = ""
+        if address != LOCAL and not os.environ.get("RAY_AUTH_MODE"):
+            # `ray start` turns on token authentication by default, and Ray sends the token
+            # to an address given explicitly only when told to
+            hint = (
+                "; if the cluster uses token authentication (the default of `ray start`), set "
+                "RAY_AUTH_MODE=token here, with the cluster's token in ~/.ray/auth_token or "
+                "RAY_AUTH_TOKEN"
+            )
+        raise RayError(f"cannot connect to Ray at {address!r}: {e}{hint}") from None
     return ray
 
 

@@ -3,11 +3,16 @@ worker processes killed mid-run, a stopped driver, corrupt resume files."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import secrets
+import shutil
 import signal
+import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import uuid
@@ -249,3 +254,78 @@ def test_evaluate_on_ray_plays_the_same_games(local_ray, tmp_path):
     for s in (*a["SH1-C4"].values(), *b["SH1-C4"].values()):
         s.pop("seconds")
     assert a == b
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _processes_with(marker: str) -> list[int]:
+    """The processes whose environment carries ``marker`` (every process of a `ray start`
+    cluster inherits it: the test stops its own cluster, never another Ray on the machine)."""
+    pids = []
+    for p in Path("/proc").iterdir():
+        if not p.name.isdigit() or int(p.name) == os.getpid():
+            continue
+        try:
+            if marker.encode() in (p / "environ").read_bytes():
+                pids.append(int(p.name))
+        except OSError:
+            continue
+    return pids
+
+
+@pytest.mark.slow
+def test_a_ray_start_cluster_by_its_addresses(reference):
+    """A real cluster (`ray start --head`, token authentication as Ray sets it up by default)
+    joined by address: `auto` (through RAY_ADDRESS), HOST:PORT and a Ray client (ray://): the
+    same records as the process pool."""
+    ray_cli = Path(sys.executable).with_name("ray")
+    if not ray_cli.exists():
+        pytest.skip("no `ray` command next to this Python")
+    marker = f"solitaire-gym-test-head-{uuid.uuid4().hex}"
+    temp = tempfile.mkdtemp(prefix="sgray", dir="/tmp")  # short: Ray's socket paths are limited
+    gcs, client = _free_port(), _free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RAY_")}
+    env.update(SOLITAIRE_GYM_TEST_HEAD=marker, RAY_AUTH_MODE="token",
+               RAY_AUTH_TOKEN=secrets.token_hex(32))  # fmt: skip
+    deals = DEALS[:12]
+    try:
+        subprocess.run([str(ray_cli), "start", "--head", "--num-cpus", "1",
+                        "--node-ip-address", "127.0.0.1", "--port", str(gcs),
+                        "--ray-client-server-port", str(client), "--temp-dir", temp,
+                        "--include-dashboard=false", "--disable-usage-stats"],
+                       env=env, check=True, capture_output=True, timeout=120)  # fmt: skip
+        for address, extra in (("auto", {"RAY_ADDRESS": f"127.0.0.1:{gcs}"}),
+                               (f"127.0.0.1:{gcs}", {}),
+                               (f"ray://127.0.0.1:{client}", {})):  # fmt: skip
+            out = Path(temp) / f"{len(extra)}-{address.replace(':', '_').replace('/', '')}.jsonl"
+            cmd = [sys.executable, "-m", "solitaire_gym.cli", "solve", "--deals", "1..12",
+                   "--game", GAME, "--max-nodes", str(BUDGET["max_nodes"]), "--ray", address,
+                   "--out", str(out), "--quiet"]  # fmt: skip
+            done = subprocess.run(cmd, cwd=ROOT, env=dict(env, **extra), capture_output=True,
+                                  text=True, timeout=300)  # fmt: skip
+            assert done.returncode == 0, (address, done.stderr[-2000:])
+            lines = _lines(out)
+            assert sorted(r["deal"] for r in lines) == deals, address
+            assert {r["deal"]: _same(r) for r in lines} == {
+                d: _same(reference[d]) for d in deals
+            }, address
+        # without the token settings, an explicit address fails with a hint, not a hang
+        bare = {k: v for k, v in env.items() if k not in ("RAY_AUTH_MODE", "RAY_AUTH_TOKEN")}
+        cmd[cmd.index("--ray") + 1] = f"127.0.0.1:{gcs}"
+        failed = subprocess.run(cmd, cwd=ROOT, env=dict(bare, HOME=temp), capture_output=True,
+                                text=True, timeout=300)  # fmt: skip
+        assert failed.returncode == 2
+        assert "RAY_AUTH_MODE=token" in failed.stderr
+    finally:
+        for sig in (signal.SIGTERM, signal.SIGKILL):
+            for pid in _processes_with(marker):
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, sig)
+            deadline = time.monotonic() + 15
+            while _processes_with(marker) and time.monotonic() < deadline:
+                time.sleep(0.2)
+        shutil.rmtree(temp, ignore_errors=True)
