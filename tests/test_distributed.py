@@ -191,6 +191,41 @@ def test_stopped_driver_resumes(tmp_path):
     assert {r["deal"]: _same(r) for r in lines} == {d: _same(r) for d, r in reference.items()}
 
 
+STOP_WHILE_A_TASK_RUNS = """
+import sys, time
+from solitaire_gym.distributed import map_chunks
+def nap(seconds):
+    time.sleep(seconds)
+    return seconds
+try:
+    for part, _ in map_chunks(nap, [0.01, 600], address="local", jobs=2):
+        print("done", part, flush=True)
+except KeyboardInterrupt:
+    print("stopped", flush=True)
+    sys.exit(130)
+"""
+
+
+def test_ctrl_c_lands_while_a_long_task_runs():
+    """Ctrl-C stops a Ray run at once, not when the task in flight ends (here a 10-minute
+    sleep, which costs no CPU)."""
+    proc = subprocess.Popen([sys.executable, "-c", STOP_WHILE_A_TASK_RUNS], cwd=ROOT,
+                            env=dict(os.environ, SOLITAIRE_GYM_TEST_TOKEN=TOKEN),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=_default_sigint)  # fmt: skip
+    try:
+        first = proc.stdout.readline()  # the short task's result: the long one is running
+        assert first.startswith("done"), proc.stderr.read() if proc.poll() is not None else first
+        time.sleep(1)
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=60) == 130
+        assert "stopped" in proc.stdout.read()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
 def test_corrupt_resume_file_is_refused(tmp_path, capsys):
     from solitaire_gym.cli import main as cli_main
 
