@@ -35,7 +35,15 @@ import yaml
 
 from agents.config import _NUM, ConfigError, _merge
 from agents.play import VALIDATION_START, VARIANTS, eval_deals, play_deals
-from agents.policy import ARCHS, build_net, game_spec, load_policy, save_policy
+from agents.policy import (
+    ARCHS,
+    HEADS,
+    PolicyAgent,
+    build_net,
+    game_spec,
+    load_policy,
+    save_policy,
+)
 
 SCHEMA: dict[str, Any] = {
     "name": (str, None),
@@ -44,7 +52,12 @@ SCHEMA: dict[str, Any] = {
     "seed": (int, 0),
     "jobs": (int, 2),
     "torch_threads": (int, 2),
-    "arch": {"kind": (str, "mlp"), "hidden": (int, 512), "layers": (int, 2)},
+    "arch": {
+        "kind": (str, "mlp"),
+        "hidden": (int, 512),
+        "layers": (int, 2),
+        "heads": (str, "policy"),
+    },
     "teacher": {"deals": (int, 500), "max_nodes": (int, 20_000), "first_deal": (int, 0)},
     "dagger": {"rounds": (int, 2), "deals": (int, 250)},
     "train": {
@@ -53,6 +66,8 @@ SCHEMA: dict[str, Any] = {
         "learning_rate": (_NUM, 1e-3),
         "weight_decay": (_NUM, 0.0),
         "unsafe_weight": (_NUM, 0.1),
+        "rank_weight": (_NUM, 1.0),
+        "safe_weight": (_NUM, 1.0),
         "teacher_wins_only": (bool, False),
     },
     "validation": {"deals": (int, 200)},
@@ -88,6 +103,10 @@ def check_imitation_config(data: Any, where: str = "<dict>") -> ImitationConfig:
         raise ConfigError(f"{where}: variant must be one of {', '.join(VARIANTS)}")
     if raw["arch"]["kind"] not in ARCHS:
         raise ConfigError(f"{where}: arch.kind must be one of {', '.join(ARCHS)}")
+    if raw["arch"]["heads"] not in HEADS:
+        raise ConfigError(f"{where}: arch.heads must be one of {', '.join(HEADS)}")
+    if raw["arch"]["heads"] != "policy" and raw["arch"]["kind"] != "cards":
+        raise ConfigError(f"{where}: arch.heads {raw['arch']['heads']!r} needs arch.kind cards")
     ranges = {
         "seed": (0, 2**31 - 1), "jobs": (1, 256), "torch_threads": (1, 256),
         "arch.hidden": (1, 4096), "arch.layers": (1, 8),
@@ -96,6 +115,7 @@ def check_imitation_config(data: Any, where: str = "<dict>") -> ImitationConfig:
         "dagger.deals": (1, 10**7), "train.epochs": (1, 10_000),
         "train.batch_size": (1, 1 << 16), "train.learning_rate": (1e-8, 1.0),
         "train.weight_decay": (0.0, 1.0), "train.unsafe_weight": (0.0, 1.0),
+        "train.rank_weight": (0.0, 100.0), "train.safe_weight": (0.0, 100.0),
         "validation.deals": (1, 100_000),
     }  # fmt: skip
     for key, (lo, hi) in ranges.items():
@@ -129,8 +149,9 @@ def teacher_wins_only(data: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         if by_teacher[a:b].all() and not won[int(ep[a])]:
             keep[a:b] = False
     out = dict(data)
-    for k in ("obs", "masks", "labels", "safe", "played", "episode", "prev"):
-        out[k] = data[k][keep]
+    for k in ("obs", "masks", "labels", "safe", "played", "episode", "prev", "gorder"):
+        if k in data:
+            out[k] = data[k][keep]
     return out
 
 
@@ -144,23 +165,38 @@ def fit(
     weight_decay: float = 0.0,
     unsafe_weight: float = 0.1,
     seed: int = 0,
+    rank_weight: float = 1.0,
+    safe_weight: float = 1.0,
     validate=None,
     log=None,
 ):
     """Train ``net`` on ``data`` (:func:`agents.dataset.load_shards`) with the masked
-    cross-entropy; after each epoch call ``validate(net) -> wins`` and keep the weights of the
-    best epoch (the last when no ``validate``). Returns (best wins, history rows)."""
+    cross-entropy; after each epoch call ``validate(net)`` (``wins``, or ``(wins, dict)`` whose
+    items go into the epoch's row) and keep the weights of the best epoch (the last when no
+    ``validate``). Returns (best wins, history rows).
+
+    A network with factored heads (``arch["heads"] == "factored"``) needs ``data["gorder"]``
+    (:func:`agents.teacher.teacher_orders`) and learns two more losses, added with weights
+    ``rank_weight`` and ``safe_weight``: the rank head a Plackett-Luce likelihood of greedy's
+    first :data:`RANK_K` moves in order, the winnability head a binary cross-entropy on every
+    move the teacher tried (1: the label, shown winnable; 0: the moves tried before it, or all
+    tried moves of a position with no safe label)."""
     import torch
 
+    factored = bool(getattr(net, "factored", False))
+    if factored and "gorder" not in data:
+        raise ValueError("a factored network needs data['gorder'] (agents.teacher.teacher_orders)")
     g = torch.Generator().manual_seed(seed)
     obs = torch.from_numpy(data["obs"])
     masks = torch.from_numpy(data["masks"])
     labels = torch.from_numpy(data["labels"])
     prev = torch.from_numpy(data["prev"])
+    safe_rows = torch.from_numpy(data["safe"])
     weights = torch.from_numpy(np.where(data["safe"], 1.0, unsafe_weight).astype(np.float32))
     keep = weights > 0
     obs, masks, labels, weights = obs[keep], masks[keep], labels[keep], weights[keep]
-    prev = prev[keep]
+    prev, safe_rows = prev[keep], safe_rows[keep]
+    gorder = torch.from_numpy(data["gorder"].astype(np.int64))[keep] if factored else None
     opt = torch.optim.AdamW(net.parameters(), lr=learning_rate, weight_decay=weight_decay)
     n = len(labels)
     steps = epochs * ((n + batch_size - 1) // batch_size)
@@ -171,13 +207,22 @@ def fit(
         net.train()
         perm = torch.randperm(n, generator=g)
         tot_loss, tot_hit, tot_w = 0.0, 0.0, 0.0
+        extra = {"rank_top1": 0.0, "safe_acc": 0.0, "rank_n": 0.0, "safe_n": 0.0}
         for i in range(0, n, batch_size):
             idx = perm[i : i + batch_size]
-            logits = net(obs[idx], masks[idx], prev[idx])  # −inf for the illegal actions
+            if factored:
+                logits, rank, safe = net(obs[idx], masks[idx], prev[idx], heads=True)
+            else:
+                logits = net(obs[idx], masks[idx], prev[idx])  # −inf for the illegal actions
             logp = torch.log_softmax(logits, dim=1)
             nll = -logp.gather(1, labels[idx, None]).squeeze(1)
             w = weights[idx]
             loss = (nll * w).sum() / w.sum()
+            if factored:
+                rank_loss, safe_loss = _head_losses(
+                    rank, safe, gorder[idx], labels[idx], safe_rows[idx], extra
+                )
+                loss = loss + rank_weight * rank_loss + safe_weight * safe_loss
             opt.zero_grad()
             loss.backward()
             opt.step()
@@ -189,8 +234,16 @@ def fit(
         net.eval()
         row = {"epoch": epoch, "loss": tot_loss / tot_w, "accuracy": tot_hit / tot_w,
                "positions": n, "seconds": round(time.perf_counter() - t0, 1)}  # fmt: skip
+        if factored:
+            row["rank_top1"] = extra["rank_top1"] / max(1.0, extra["rank_n"])
+            row["safe_accuracy"] = extra["safe_acc"] / max(1.0, extra["safe_n"])
         if validate is not None:
-            row["val_wins"] = validate(net)
+            v = validate(net)
+            if isinstance(v, tuple):
+                row["val_wins"] = int(v[0])
+                row.update(v[1])
+            else:
+                row["val_wins"] = int(v)
         history.append(row)
         if log is not None:
             log(row)
@@ -199,6 +252,79 @@ def fit(
             best, best_state = score, copy.deepcopy(net.state_dict())
     net.load_state_dict(best_state)
     return best, history
+
+
+RULES_TRIED = (("veto", 0.3), ("veto", 0.5), ("veto", 0.7),
+               ("factored", 0.3), ("factored", 0.5), ("factored", 0.7))  # fmt: skip
+"""The play rules (:data:`agents.policy.PLAY_RULES`) a factored network is validated with,
+beside ``"policy"``: the best on the validation deals is the one its checkpoint records."""
+
+
+def validator(game: str, options: dict, meta: dict, deals: int):
+    """``validate(net)`` for :func:`fit`: the wins of ``net`` (recorded as ``meta``) on
+    ``deals`` validation deals (evaluation split from 2^19, never the final evaluation deals).
+    A factored network plays them under every rule of :data:`RULES_TRIED` too; it returns
+    the best wins and, in the row, each rule's wins and the best rule (``val_play``, what
+    ``meta["play"]`` should record)."""
+    chosen = eval_deals(deals, VALIDATION_START)
+    rules = [("policy", 0.5)]
+    if meta.get("arch", {}).get("heads", "policy") == "factored":
+        rules += list(RULES_TRIED)
+
+    def validate(net):
+        row, best = {}, None
+        for rule, threshold in rules:
+            play = {"rule": rule, "threshold": threshold}
+            agent = PolicyAgent(net, {**meta, "play": play})
+            wins = int(sum(r.won for r in play_deals(agent, game, options, chosen)))
+            row[f"val_{rule}_{threshold}"] = wins
+            if best is None or wins > best[0]:
+                best = (wins, play)
+        row["val_play"] = json.dumps(best[1])
+        return best[0], row
+
+    return validate
+
+
+RANK_K = 3
+"""Moves of greedy's order the rank head learns to put first, in order (:func:`fit`)."""
+
+
+def _head_losses(rank, safe, gorder, labels, safe_rows, stats):
+    """The rank and winnability losses of a factored network on one batch (see :func:`fit`);
+    adds accuracies to ``stats``."""
+    import torch
+    import torch.nn.functional as F
+
+    valid = gorder >= 0  # (B, K): greedy's order, -1 past the legal moves
+    go = gorder.clamp(min=0)
+    k = min(RANK_K, go.shape[1])
+    r = rank
+    rank_loss = rank.new_zeros(())
+    for j in range(k):
+        a, ok = go[:, j : j + 1], valid[:, j]
+        lp = torch.log_softmax(r, dim=1).gather(1, a).squeeze(1)
+        rank_loss = rank_loss - torch.where(ok, lp, torch.zeros_like(lp)).sum()
+        # take the move out of the running: a large finite penalty (not −inf: a row with no
+        # move left would give NaN, and NaN survives a zero weight)
+        r = r - 1e4 * F.one_hot(a.squeeze(1), r.shape[1]).to(r.dtype) * ok[:, None].to(r.dtype)
+    n_rank = valid[:, 0].sum().clamp(min=1)
+    is_lab = (gorder == labels[:, None]) & valid
+    pos = torch.where(is_lab.any(1), is_lab.float().argmax(1), torch.full_like(labels, go.shape[1]))
+    j = torch.arange(go.shape[1])[None, :]
+    zero = valid & (~safe_rows[:, None] | (j < pos[:, None]))
+    one = is_lab & safe_rows[:, None]
+    sel = zero | one
+    z = torch.where(valid, safe.gather(1, go), torch.zeros(go.shape, dtype=safe.dtype))
+    bce = F.binary_cross_entropy_with_logits(z, one.to(z.dtype), reduction="none")
+    n_safe = sel.sum().clamp(min=1)
+    safe_loss = (bce * sel).sum() / n_safe
+    with torch.no_grad():
+        stats["rank_top1"] += float(((rank.argmax(1) == go[:, 0]) & valid[:, 0]).sum())
+        stats["rank_n"] += float(valid[:, 0].sum())
+        stats["safe_acc"] += float((((z > 0) == one) & sel).sum())
+        stats["safe_n"] += float(sel.sum())
+    return rank_loss / n_rank, safe_loss
 
 
 class ImitationRun:
@@ -222,22 +348,12 @@ class ImitationRun:
             **(extra or {}),
         }
 
-    def validate(self, agent_from_net):
-        deals = eval_deals(self.cfg.validation["deals"], VALIDATION_START)
-
-        def run(net) -> int:
-            agent = agent_from_net(net)
-            return int(sum(r.won for r in play_deals(agent, self.game, self.options, deals)))
-
-        return run
-
     def run(self, progress: bool = True) -> Path:
         """Do every stage not done yet; return the best checkpoint."""
         import torch
 
         from agents.dataset import load_shards
-        from agents.policy import PolicyAgent
-        from agents.teacher import make_shards
+        from agents.teacher import make_shards, teacher_orders
 
         cfg = self.cfg
         torch.set_num_threads(cfg.torch_threads)
@@ -267,15 +383,13 @@ class ImitationRun:
             timing[f"round{r}_data"] = round(time.perf_counter() - t0, 1)
             paths = sorted((self.out / "data").glob("round*/*.npz"))
             data = load_shards(paths, variant=cfg.variant)
+            if cfg.arch["heads"] == "factored":
+                data["gorder"] = teacher_orders(data, self.game, self.options)
             if cfg.train["teacher_wins_only"]:
                 data = teacher_wins_only(data)
             torch.manual_seed(cfg.seed + r)
             net = build_net(dict(cfg.arch), self.spec)
             meta = self.meta(r)
-
-            def agent_from_net(net, meta=meta):
-                return PolicyAgent(net, meta)
-
             rows = []
 
             def log(row, r=r, rows=rows):
@@ -288,11 +402,15 @@ class ImitationRun:
                           batch_size=cfg.train["batch_size"],
                           learning_rate=cfg.train["learning_rate"],
                           weight_decay=cfg.train["weight_decay"],
-                          unsafe_weight=cfg.train["unsafe_weight"], seed=cfg.seed + r,
-                          validate=self.validate(agent_from_net), log=log)  # fmt: skip
+                          unsafe_weight=cfg.train["unsafe_weight"],
+                          rank_weight=cfg.train["rank_weight"],
+                          safe_weight=cfg.train["safe_weight"], seed=cfg.seed + r,
+                          validate=validator(self.game, self.options, meta,
+                                             cfg.validation["deals"]),
+                          log=log)  # fmt: skip
             timing[f"round{r}_train"] = round(time.perf_counter() - t0, 1)
             extra = {"val_wins": wins, "val_deals": cfg.validation["deals"],
-                     "positions": len(data["labels"])}  # fmt: skip
+                     "positions": len(data["labels"]), "play": best_play(rows)}  # fmt: skip
             save_policy(ckpt, net, self.meta(r, extra))
             if wins > best_wins:
                 save_policy(best_path, net, self.meta(r, extra))
@@ -305,6 +423,13 @@ class ImitationRun:
                 w.writerows(rows)
             timing_path.write_text(json.dumps(timing, indent=1))
         return best_path
+
+
+def best_play(history: list[dict]) -> dict:
+    """The play rule of the epoch whose weights :func:`fit` kept (the last with the most
+    validation wins), from ``history`` (its rows)."""
+    best = max(range(len(history)), key=lambda i: (history[i].get("val_wins", 0), i))
+    return json.loads(history[best].get("val_play", '{"rule": "policy"}'))
 
 
 def _meta_text(path: Path) -> str:

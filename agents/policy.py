@@ -15,6 +15,16 @@ agent, never chosen):
   from the engine's action table (``engine.actions.decode``) and the places from the observation
   layout (``obs_layout``), so nothing here restates either.
 
+**Heads.** With ``arch["heads"] = "factored"`` a ``cards`` network has two more scores per
+legal action beside the policy's, from the same action embedding: a *rank* score, trained to
+order the moves as the greedy player does, and a *winnability* logit, trained on the solver's
+verdicts on the moves the teacher tried (:func:`agents.teacher.teacher_orders`): the label was
+shown to keep the game winnable, the moves greedy ranks above it were not. How such a network
+chooses is its *play rule* (``meta["play"]``, :data:`PLAY_RULES`): ``"policy"`` the best policy
+score; ``"veto"`` the best policy score among the moves whose predicted winnability is at least
+``threshold`` (all of them when none is); ``"factored"`` the best rank score among those moves.
+Every rule is the network alone: no solver, greedy code or search at play time.
+
 **Checkpoints** are single ``.npz`` files (:func:`save_policy`, :func:`load_policy`): the weights
 as plain arrays and a JSON record (format, observation layout id, variant, sizes, architecture,
 how it was trained, the wins it scored on fixed deals). Loading uses ``allow_pickle=False``: no
@@ -54,6 +64,8 @@ from solitaire_gym.envs.observation import layout, layout_id
 FORMAT = "solitaire_gym-policy"
 FORMAT_VERSION = 1
 ARCHS = ("mlp", "cards")
+HEADS = ("policy", "factored")
+PLAY_RULES = ("policy", "veto", "factored")
 MAX_META_BYTES = 1 << 20
 
 
@@ -135,8 +147,13 @@ def build_net(arch: dict[str, Any], spec: dict[str, Any]):
     kind = arch.get("kind")
     hidden = arch.get("hidden")
     layers = arch.get("layers", 2)
+    heads = arch.get("heads", "policy")
     if kind not in ARCHS:
         raise CheckpointError(f"architecture kind {kind!r} is not one of {list(ARCHS)}")
+    if heads not in HEADS:
+        raise CheckpointError(f"architecture heads {heads!r} is not one of {list(HEADS)}")
+    if heads != "policy" and kind != "cards":
+        raise CheckpointError(f"heads={heads!r} needs kind 'cards', not {kind!r}")
     for name, v, hi in (("hidden", hidden, 4096), ("layers", layers, 8)):
         if not isinstance(v, int) or isinstance(v, bool) or not 1 <= v <= hi:
             raise CheckpointError(f"architecture {name}={v!r}: expected an integer 1 … {hi}")
@@ -188,6 +205,12 @@ def build_net(arch: dict[str, Any], spec: dict[str, Any]):
             self.run_emb = nn.Embedding(14, e)
             self.out = nn.Linear(e, 1)
             self.bias = nn.Parameter(torch.zeros(n))
+            self.factored = heads == "factored"
+            if self.factored:  # rank and winnability scores (module docstring)
+                self.out_rank = nn.Linear(e, 1)
+                self.bias_rank = nn.Parameter(torch.zeros(n))
+                self.out_safe = nn.Linear(e, 1)
+                self.bias_safe = nn.Parameter(torch.zeros(n))
             # the previous action (n: none), and how an action relates to it: 0 unrelated,
             # 1 takes from the place it filled, 2 fills the place it took from, 3 both (undoes it)
             self.prev_emb = nn.Embedding(n + 1, e)
@@ -196,10 +219,12 @@ def build_net(arch: dict[str, Any], spec: dict[str, Any]):
                 self.register_buffer(k, torch.as_tensor(spec[k]), persistent=False)
             self.n_places = n_places
 
-        def forward(self, obs, mask=None, prev=None):
+        def forward(self, obs, mask=None, prev=None, heads=False):
             """Scores (B, N); with ``mask`` (B, N) bool only the legal actions are scored (the
             rest are −inf), which is what makes this network cheap: ~15 legal moves of ~1000.
-            ``prev`` (B,): the action played just before in each game (N: none)."""
+            ``prev`` (B,): the action played just before in each game (N: none). With
+            ``heads`` (a factored network only) the tuple (policy, rank, winnability logits),
+            each (B, N) and −inf where illegal."""
             b = obs.shape[0]
             cards = obs[:, : self.card_block].reshape(b, self.n_cards, self.width)
             h = self.card_in(cards) + self.card_id.weight  # (B, Nc, E)
@@ -230,7 +255,15 @@ def build_net(arch: dict[str, Any], spec: dict[str, Any]):
             )  # fmt: skip
             out = torch.full(mask.shape, float("-inf"), dtype=obs.dtype, device=obs.device)
             out[rows, acts] = self.out(z).squeeze(-1) + self.bias[acts]
-            return out
+            if not heads:
+                return out
+            if not self.factored:
+                raise ValueError("this network has the policy head only")
+            rank = torch.full_like(out, float("-inf"))
+            rank[rows, acts] = self.out_rank(z).squeeze(-1) + self.bias_rank[acts]
+            safe = torch.full_like(out, float("-inf"))
+            safe[rows, acts] = self.out_safe(z).squeeze(-1) + self.bias_safe[acts]
+            return out, rank, safe
 
     return CardNet()
 
@@ -248,6 +281,7 @@ class PolicyAgent(Agent):
         self.deterministic = deterministic
         self.seed = seed
         self.rng = np.random.default_rng(seed)
+        play_rule(self.meta)  # refuse a bad rule now, not at the first move
 
     def reset(self, n: int | None = None) -> None:
         self.rng = np.random.default_rng(self.seed)
@@ -259,14 +293,20 @@ class PolicyAgent(Agent):
     def scores(
         self, obs: np.ndarray, masks: np.ndarray | None = None, prev: np.ndarray | None = None
     ) -> np.ndarray:
-        """The network's scores (B, N); with ``masks``, −inf for the illegal actions; ``prev``
-        (B,) the action each game played last (``N``, the action count: none)."""
+        """The scores (B, N) the play rule (``meta["play"]``) takes the best of; with
+        ``masks``, −inf for the illegal actions; ``prev`` (B,) the action each game played last
+        (``N``, the action count: none)."""
         import torch
 
+        rule, threshold = play_rule(self.meta)
         m = None if masks is None else torch.as_tensor(np.asarray(masks, bool))
         p = None if prev is None else torch.as_tensor(np.asarray(prev, np.int64))
+        x = torch.as_tensor(obs, dtype=torch.float32)
         with torch.no_grad():
-            return self.net(torch.as_tensor(obs, dtype=torch.float32), m, p).numpy()
+            if rule == "policy":
+                return self.net(x, m, p).numpy()
+            policy, rank, safe = (t.numpy() for t in self.net(x, m, p, heads=True))
+        return rule_scores(rule, threshold, policy, rank, safe)
 
     def _act(self, obs, masks, starts, active, view) -> np.ndarray:
         from agents.learned import _masked_choice
@@ -279,6 +319,34 @@ class PolicyAgent(Agent):
                              self.rng)  # fmt: skip
         self.prev[active] = out[active]
         return out
+
+
+def play_rule(meta: dict[str, Any]) -> tuple[str, float]:
+    """The play rule and winnability threshold recorded in ``meta`` (``"policy"`` when none),
+    checked against the network's heads."""
+    play = meta.get("play", {"rule": "policy"})
+    if not isinstance(play, dict):
+        raise CheckpointError(f"'play' must be a JSON object, not {play!r}")
+    rule, threshold = play.get("rule", "policy"), play.get("threshold", 0.5)
+    if rule not in PLAY_RULES:
+        raise CheckpointError(f"play rule {rule!r} is not one of {list(PLAY_RULES)}")
+    if (not isinstance(threshold, (int, float)) or isinstance(threshold, bool)
+            or not 0.0 <= threshold <= 1.0):  # fmt: skip
+        raise CheckpointError(f"play threshold must be a number in 0 … 1, not {threshold!r}")
+    if rule != "policy" and meta.get("arch", {}).get("heads", "policy") != "factored":
+        raise CheckpointError(f"play rule {rule!r} needs a network with heads='factored'")
+    return rule, float(threshold)
+
+
+def rule_scores(rule: str, threshold: float, policy: np.ndarray, rank: np.ndarray,
+                safe_logits: np.ndarray) -> np.ndarray:  # fmt: skip
+    """Scores whose best legal entry is the move ``rule`` chooses (module docstring): the
+    policy (``"veto"``) or rank (``"factored"``) score, lowered by 1e6 where the predicted
+    winnability is below ``threshold``, so the best vetted move wins and, when every move is
+    vetoed, the best of all."""
+    base = policy if rule == "veto" else rank
+    p = 1.0 / (1.0 + np.exp(-np.clip(safe_logits, -60.0, 60.0)))
+    return np.where(p >= threshold, base, base - 1e6)
 
 
 def complete_meta(meta: dict[str, Any]) -> dict[str, Any]:
@@ -342,6 +410,10 @@ def read_policy_meta(path: str | os.PathLike[str]) -> dict[str, Any]:
             raise CheckpointError(f"{path}: its metadata lacks {key!r}")
     if not isinstance(meta["options"], dict) or not isinstance(meta["arch"], dict):
         raise CheckpointError(f"{path}: 'options' and 'arch' must be JSON objects")
+    try:
+        play_rule(meta)
+    except CheckpointError as e:
+        raise CheckpointError(f"{path}: {e}") from None
     try:
         cfg = EnvOptions.build(meta["game"], **meta["options"]).variant.cfg
     except (TypeError, ValueError) as e:

@@ -35,6 +35,7 @@ records.
 
 from __future__ import annotations
 
+import itertools
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -50,6 +51,7 @@ from solitaire_gym.solver.search import _run as solver_search
 TABLE_MB = 16.0  # the solver's visited-set memory per call: plenty for ``max_nodes``
 
 DEFAULT_MAX_NODES = 20_000
+MAX_TRIES = 8  # moves the teacher tries per position before it answers greedy's choice
 """Solver nodes per tried move. Seahaven positions are decided in ~2 ms on average at this
 budget; a move whose child stays undecided counts as not safe."""
 
@@ -82,7 +84,7 @@ class SafeGreedyTeacher:
         options: dict | None = None,
         *,
         max_nodes: int = DEFAULT_MAX_NODES,
-        max_tries: int = 8,
+        max_tries: int = MAX_TRIES,
     ) -> None:
         if not isinstance(max_nodes, int) or isinstance(max_nodes, bool) or max_nodes < 1:
             raise ValueError(f"max_nodes must be a positive integer, not {max_nodes!r}")
@@ -138,6 +140,37 @@ class SafeGreedyTeacher:
         self.greedy.record(core.obs[row : row + 1], np.array([action]), np.ones(1, bool))
         if action != label:
             self.plan = []
+
+
+def teacher_orders(data: dict, game: str, options: dict | None = None,
+                   k: int = MAX_TRIES) -> np.ndarray:  # fmt: skip
+    """The first ``k`` moves of the greedy order the teacher tried at each position of
+    ``data`` (:func:`agents.dataset.load_shards`: positions stored game after game in the order
+    played), as (T, k) int16 action ids padded with -1.
+
+    The teacher's order is :meth:`GreedyAgent.ranking` with the greedy memory following the
+    moves *played* (``SafeGreedyTeacher.played``), so replaying each game's observations and
+    played moves through a fresh greedy player gives it back exactly. With the label and its
+    ``safe`` flag it tells what the solver said of each tried move: the moves before the label
+    were tried and not shown winnable; the label was shown winnable when ``safe``; an unsafe
+    position's first ``max_tries`` moves were all tried and failed. The winnability head of a
+    ``heads="factored"`` network learns from these (:func:`agents.imitation.fit`)."""
+    greedy = GreedyAgent(game, options)
+    obs, masks, played, ep = data["obs"], data["masks"], data["played"], data["episode"]
+    n = len(played)
+    out = np.full((n, k), -1, np.int16)
+    one = np.ones(1, bool)
+    starts = [0, *(np.flatnonzero(ep[1:] != ep[:-1]) + 1).tolist(), n]
+    for a, b in itertools.pairwise(starts):
+        greedy.reset(1)
+        for t in range(a, b):
+            o = obs[t : t + 1]
+            r = greedy.ranking(o, masks[t : t + 1], one)[0]
+            legal = np.flatnonzero(np.isfinite(r))
+            order = legal[np.argsort(-r[legal], kind="stable")][:k]
+            out[t, : order.size] = order
+            greedy.record(o, played[t : t + 1], one)
+    return out
 
 
 def teach_deal(

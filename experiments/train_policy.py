@@ -22,9 +22,16 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # see experiments/demo.py; 
 
 from agents.config import ConfigError
 from agents.dataset import ShardError, load_shards
-from agents.imitation import check_imitation_config, fit, teacher_wins_only
-from agents.play import VALIDATION_START, VARIANTS, eval_deals, play_deals
-from agents.policy import PolicyAgent, build_net, game_spec, save_policy
+from agents.imitation import (
+    best_play,
+    check_imitation_config,
+    fit,
+    teacher_wins_only,
+    validator,
+)
+from agents.play import VARIANTS
+from agents.policy import build_net, game_spec, save_policy
+from agents.teacher import teacher_orders
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -36,6 +43,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--arch", default="cards")
     ap.add_argument("--hidden", type=int, default=96)
     ap.add_argument("--layers", type=int, default=1)
+    ap.add_argument("--heads", default="policy", help="policy or factored (agents/policy.py)")
+    ap.add_argument("--rank-weight", type=float, default=1.0)
+    ap.add_argument("--safe-weight", type=float, default=1.0)
     ap.add_argument("--epochs", type=int, default=6)
     ap.add_argument("--batch-size", type=int, default=512)
     ap.add_argument("--lr", type=float, default=2e-3)
@@ -51,9 +61,11 @@ def main(argv: list[str] | None = None) -> int:
         check_imitation_config({
             "name": "train_policy", "variant": args.variant, "seed": args.seed,
             "torch_threads": args.torch_threads,
-            "arch": {"kind": args.arch, "hidden": args.hidden, "layers": args.layers},
+            "arch": {"kind": args.arch, "hidden": args.hidden, "layers": args.layers,
+                     "heads": args.heads},
             "train": {"epochs": args.epochs, "batch_size": args.batch_size,
-                      "learning_rate": args.lr, "unsafe_weight": args.unsafe_weight},
+                      "learning_rate": args.lr, "unsafe_weight": args.unsafe_weight,
+                      "rank_weight": args.rank_weight, "safe_weight": args.safe_weight},
             "validation": {"deals": args.val_deals},
         })  # fmt: skip
         paths = sorted(p for g in args.data.split(",") for p in glob.glob(g))
@@ -62,28 +74,25 @@ def main(argv: list[str] | None = None) -> int:
         print(f"train_policy: {e}", file=sys.stderr)
         return 2
     torch.set_num_threads(args.torch_threads)
+    game, options = VARIANTS[args.variant]
+    if args.heads == "factored":
+        data["gorder"] = teacher_orders(data, game, options)
     if args.teacher_wins_only:
         data = teacher_wins_only(data)
     print(f"{len(paths)} shards, {len(data['labels'])} positions", flush=True)
-    game, options = VARIANTS[args.variant]
-    arch = {"kind": args.arch, "hidden": args.hidden, "layers": args.layers}
+    arch = {"kind": args.arch, "hidden": args.hidden, "layers": args.layers, "heads": args.heads}
     torch.manual_seed(args.seed)
     net = build_net(arch, game_spec(game, options))
     meta = {"game": game, "options": options, "variant": args.variant, "arch": arch,
             "trained_by": "python experiments/train_policy.py " + shlex.join(argv)}  # fmt: skip
-    deals = eval_deals(args.val_deals, VALIDATION_START)
-
-    def validate(net) -> int:
-        agent = PolicyAgent(net, meta)
-        return int(sum(r.won for r in play_deals(agent, game, options, deals)))
-
     t0 = time.perf_counter()
     best, history = fit(net, data, epochs=args.epochs, batch_size=args.batch_size,
-                        learning_rate=args.lr, unsafe_weight=args.unsafe_weight, seed=args.seed,
-                        validate=validate,
+                        learning_rate=args.lr, unsafe_weight=args.unsafe_weight,
+                        rank_weight=args.rank_weight, safe_weight=args.safe_weight,
+                        seed=args.seed, validate=validator(game, options, meta, args.val_deals),
                         log=lambda r: print(r, f"{time.perf_counter() - t0:.0f} s", flush=True))  # fmt: skip
     meta.update(val_wins=best, val_deals=args.val_deals, positions=len(data["labels"]),
-                history=history)  # fmt: skip
+                history=history, play=best_play(history))  # fmt: skip
     save_policy(args.out, net, meta)
     print(f"{args.out}: best validation wins {best} of {args.val_deals}")
     return 0

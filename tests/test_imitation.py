@@ -11,20 +11,24 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
+from agents.base import RandomAgent  # noqa: E402
 from agents.config import ConfigError  # noqa: E402
 from agents.dataset import ShardError, load_shards, previous_actions, write_shard  # noqa: E402
-from agents.imitation import check_imitation_config, fit  # noqa: E402
+from agents.greedy import GreedyAgent  # noqa: E402
+from agents.imitation import best_play, check_imitation_config, fit  # noqa: E402
 from agents.play import VARIANTS, eval_deals, play_deals  # noqa: E402
 from agents.policy import (  # noqa: E402
     CheckpointError,
+    PolicyAgent,
     build_net,
     committed_policies,
     game_spec,
     load_policy,
     read_policy_meta,
+    rule_scores,
     save_policy,
 )
-from agents.teacher import teach_deal  # noqa: E402
+from agents.teacher import MAX_TRIES, teach_deal, teacher_orders  # noqa: E402
 from solitaire_gym import Game  # noqa: E402
 from solitaire_gym.envs.core import EVAL_SPLIT_END, EnvOptions  # noqa: E402
 from solitaire_gym.envs.observation import layout_id  # noqa: E402
@@ -146,6 +150,9 @@ def test_fit_learns_the_teacher_labels(episodes):
         ({"train": {"learning_rate": float("nan")}}, "train.learning_rate"),
         ({"train": {"unsafe_weight": 2.0}}, "train.unsafe_weight"),
         ({"arch": {"kind": "rnn"}}, "arch.kind"),
+        ({"arch": {"kind": "cards", "heads": "many"}}, "arch.heads"),
+        ({"arch": {"kind": "mlp", "heads": "factored"}}, "needs arch.kind cards"),
+        ({"train": {"safe_weight": -1}}, "train.safe_weight"),
         ({"dagger": {"rounds": -1}}, "dagger.rounds"),
         ({"bogus": 1}, "unknown key bogus"),
     ],
@@ -191,3 +198,107 @@ def test_teacher_data_on_ray_equals_local(tmp_path):
     )
     for k in ("obs", "masks", "labels", "safe", "played", "episode"):
         assert np.array_equal(a[k], b[k]), k
+
+
+def _data(episodes):
+    ep = np.concatenate([np.full(len(e.labels), e.deal) for e in episodes])
+    played = np.concatenate([e.played for e in episodes]).astype(np.int64)
+    return {
+        "obs": np.concatenate([e.obs for e in episodes]),
+        "masks": np.concatenate([e.masks for e in episodes]),
+        "labels": np.concatenate([e.labels for e in episodes]).astype(np.int64),
+        "safe": np.concatenate([e.safe for e in episodes]),
+        "played": played,
+        "episode": ep,
+        "prev": previous_actions(ep, played, episodes[0].masks.shape[1]),
+    }
+
+
+def test_teacher_orders_are_the_orders_the_teacher_tried(monkeypatch):
+    """teacher_orders, from a shard's records alone, gives back the greedy order the teacher
+    tried its moves in at every position, also when a student played other moves (DAgger)."""
+    seen = []
+    ranking = GreedyAgent.ranking
+
+    def spy(self, obs, masks, active):
+        r = ranking(self, obs, masks, active)
+        seen.append(r[0].copy())
+        return r
+
+    monkeypatch.setattr(GreedyAgent, "ranking", spy)
+    eps = [teach_deal(*SH, EVAL_SPLIT_END + 5, max_steps=60),
+           teach_deal(*SH, EVAL_SPLIT_END + 6, max_steps=60, student=RandomAgent(seed=1))]  # fmt: skip
+    monkeypatch.setattr(GreedyAgent, "ranking", ranking)
+    assert (eps[1].played != eps[1].labels).any()  # the student's own moves were played
+    got = teacher_orders(_data(eps), *SH)
+    assert got.shape == (len(seen), MAX_TRIES)
+    for r, row in zip(seen, got, strict=True):
+        legal = np.flatnonzero(np.isfinite(r))
+        want = legal[np.argsort(-r[legal], kind="stable")][:MAX_TRIES]
+        assert np.array_equal(row[: want.size], want) and (row[want.size :] == -1).all()
+    # what the orders say of the labels: a safe label is among the moves tried, an unsafe one
+    # is greedy's first choice
+    d = _data(eps)
+    assert all(lab in row for lab, row in zip(d["labels"][d["safe"]], got[d["safe"]],
+                                               strict=True))  # fmt: skip
+    assert (got[~d["safe"], 0] == d["labels"][~d["safe"]]).all()
+
+
+def test_factored_network_play_rules_and_checkpoint(tmp_path):
+    spec = game_spec(*SH)
+    arch = {"kind": "cards", "hidden": 16, "layers": 1, "heads": "factored"}
+    torch.manual_seed(0)
+    net = build_net(arch, spec)
+    meta = {"game": SH[0], "options": SH[1], "variant": "SH1-C4", "arch": arch,
+            "play": {"rule": "factored", "threshold": 0.5}}  # fmt: skip
+    p = tmp_path / "f.npz"
+    save_policy(p, net, meta)
+    agent = load_policy(p, game=SH[0], options=SH[1])
+    e = teach_deal(*SH, EVAL_SPLIT_END + 1, max_steps=5)
+    obs, masks = e.obs, e.masks
+    with torch.no_grad():
+        pol, rank, safe = (t.numpy() for t in net(torch.from_numpy(obs), torch.from_numpy(masks),
+                                                   heads=True))  # fmt: skip
+    assert np.isneginf(rank[~masks]).all() and np.isfinite(rank[masks]).all()
+    s = agent.scores(obs, masks)
+    assert np.array_equal(s.argmax(1), rule_scores("factored", 0.5, pol, rank, safe).argmax(1))
+    # the rule by hand: the best rank score among the moves with winnability >= 0.5, or the
+    # best of all when there is none
+    for i in range(len(obs)):
+        legal = np.flatnonzero(masks[i])
+        ok = legal[1 / (1 + np.exp(-safe[i, legal])) >= 0.5]
+        pick = ok if ok.size else legal
+        assert s[i].argmax() == pick[np.argmax(rank[i, pick])]
+    # bad play rules are refused with the checkpoint's name, and a rule needs its heads
+    for play, msg in (({"rule": "best"}, "play rule 'best'"),
+                      ({"rule": "veto", "threshold": 2}, "threshold"),
+                      ({"rule": "veto", "threshold": True}, "threshold")):  # fmt: skip
+        save_policy(p, net, {**meta, "play": play})
+        with pytest.raises(CheckpointError, match=msg):
+            load_policy(p)
+    plain = build_net({"kind": "cards", "hidden": 16, "layers": 1}, spec)
+    with pytest.raises(CheckpointError, match="needs a network with heads='factored'"):
+        PolicyAgent(plain, {**meta, "arch": {"kind": "cards", "hidden": 16}})
+    with pytest.raises(CheckpointError, match="needs kind 'cards'"):
+        build_net({"kind": "mlp", "hidden": 8, "heads": "factored"}, spec)
+
+
+def test_fit_trains_the_factored_heads(episodes):
+    data = _data(episodes)
+    data["gorder"] = teacher_orders(data, *SH)
+    torch.manual_seed(0)
+    net = build_net({"kind": "cards", "hidden": 64, "layers": 1, "heads": "factored"},
+                    game_spec(*SH))  # fmt: skip
+    with pytest.raises(ValueError, match="gorder"):
+        fit(net, {k: v for k, v in data.items() if k != "gorder"}, epochs=1, batch_size=32,
+            learning_rate=1e-3)  # fmt: skip
+    _, hist = fit(net, data, epochs=30, batch_size=32, learning_rate=5e-3)
+    first, last = hist[0], hist[-1]
+    assert last["rank_top1"] > max(0.8, first["rank_top1"])
+    assert last["safe_accuracy"] > max(0.8, first["safe_accuracy"])
+    assert last["accuracy"] > first["accuracy"]
+    # the kept epoch's play rule: the last with the most wins
+    rows = [{"val_wins": 1, "val_play": '{"rule": "veto"}'},
+            {"val_wins": 3, "val_play": '{"rule": "factored"}'},
+            {"val_wins": 3, "val_play": '{"rule": "policy"}'}]  # fmt: skip
+    assert best_play(rows) == {"rule": "policy"}

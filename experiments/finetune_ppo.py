@@ -1,0 +1,134 @@
+"""Fine-tune a cloned policy network with MaskablePPO (``agents/sb3_policy.py``).
+
+    python experiments/finetune_ppo.py agents/checkpoints/SH1-C4.npz --timesteps 60000 \\
+        --out runs/ppo_sh1c4
+
+Starts from the checkpoint's weights, trains on training-split deals with the engine's
+``foundation`` reward (+1 per card put on a foundation, −1 per card taken back, ``--win-bonus``
+on the winning move), and every ``--eval-every`` steps plays ``--val-deals`` validation deals
+(evaluation split from 2^19) deterministically with the policy head. Writes ``eval.csv`` (the
+starting network is step 0), ``best.npz`` (the best validation wins, an ordinary policy
+checkpoint: ``experiments/publish_policy.py`` can commit it) and ``final.npz``. What a position
+the solver would call lost gets: nothing special (the reward has no solver term).
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import os
+import shlex
+import sys
+import time
+from pathlib import Path
+
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # see experiments/demo.py; before torch
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("checkpoint", help="the policy checkpoint (.npz) to start from")
+    ap.add_argument("--out", required=True, help="the run's folder")
+    ap.add_argument("--timesteps", type=int, default=60_000)
+    ap.add_argument("--eval-every", type=int, default=10_000)
+    ap.add_argument("--num-envs", type=int, default=16)
+    ap.add_argument("--n-steps", type=int, default=128)
+    ap.add_argument("--batch-size", type=int, default=512)
+    ap.add_argument("--n-epochs", type=int, default=4)
+    ap.add_argument("--lr", type=float, default=1e-5)
+    ap.add_argument("--clip-range", type=float, default=0.1)
+    ap.add_argument("--ent-coef", type=float, default=0.0)
+    ap.add_argument("--gamma", type=float, default=0.995)
+    ap.add_argument("--win-bonus", type=float, default=10.0)
+    ap.add_argument("--val-deals", type=int, default=100)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--torch-threads", type=int, default=1)
+    args = ap.parse_args(argv)
+    for name in ("timesteps", "eval_every", "num_envs", "n_steps", "batch_size", "n_epochs",
+                 "val_deals"):  # fmt: skip
+        if getattr(args, name) < 1:
+            ap.error(f"--{name.replace('_', '-')} must be at least 1")
+    if not (0 < args.lr <= 1 and 0 < args.clip_range <= 1 and args.win_bonus >= 0
+            and 0 < args.gamma <= 1 and args.ent_coef >= 0):  # fmt: skip
+        ap.error("--lr and --clip-range lie in (0, 1], --gamma in (0, 1], --win-bonus and "
+                 "--ent-coef are >= 0")  # fmt: skip
+
+    import torch
+    from sb3_contrib import MaskablePPO
+    from tqdm import tqdm
+
+    from agents.play import VALIDATION_START, VARIANTS, eval_deals, play_deals
+    from agents.policy import CheckpointError, PolicyAgent, read_policy_meta
+    from agents.sb3_policy import CardsPolicy, PrevActionVecEnv, export_policy
+    from solitaire_gym.envs.sb3 import SB3VecEnv
+
+    try:
+        meta = read_policy_meta(args.checkpoint)
+    except CheckpointError as e:
+        print(f"finetune_ppo: {e}", file=sys.stderr)
+        return 2
+    if meta["arch"].get("kind") != "cards":
+        print("finetune_ppo: only a 'cards' network can be fine-tuned", file=sys.stderr)
+        return 2
+    torch.set_num_threads(args.torch_threads)
+    variant = meta["variant"]
+    game, options = VARIANTS[variant]
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    env = PrevActionVecEnv(SB3VecEnv(game, num_envs=args.num_envs, seed=args.seed,
+                                     reward_mode="foundation", win_bonus=args.win_bonus,
+                                     **options))  # fmt: skip
+    model = MaskablePPO(
+        CardsPolicy, env, learning_rate=args.lr, n_steps=args.n_steps,
+        batch_size=args.batch_size, n_epochs=args.n_epochs, gamma=args.gamma,
+        clip_range=args.clip_range, ent_coef=args.ent_coef, seed=args.seed, device="cpu",
+        policy_kwargs={"game": game, "options": options, "init": args.checkpoint}, verbose=0,
+    )  # fmt: skip
+    new_meta = {k: v for k, v in meta.items() if k not in ("check", "source", "history")}
+    new_meta.update(play={"rule": "policy"}, finetuned_from=str(args.checkpoint),
+                    trained_by=f"{meta.get('trained_by', '')}; then python "
+                               f"experiments/finetune_ppo.py {shlex.join(argv)}")  # fmt: skip
+    deals = eval_deals(args.val_deals, VALIDATION_START)
+
+    def validate() -> int:
+        agent = PolicyAgent(model.policy.card_net, {**new_meta, "variant": variant})
+        wins = int(sum(r.won for r in play_deals(agent, game, options, deals)))
+        model.policy.set_training_mode(False)
+        return wins
+
+    rows, best = [], -1
+    t0 = time.perf_counter()
+    bar = tqdm(total=args.timesteps, unit="step", desc=f"PPO {variant}")
+    step = 0
+    while True:
+        wins = validate()
+        rows.append({"step": step, "val_wins": wins, "val_deals": args.val_deals,
+                     "seconds": round(time.perf_counter() - t0, 1)})  # fmt: skip
+        bar.set_postfix(val_wins=wins)
+        if wins > best:
+            best = wins
+            export_policy(model, out / "best.npz", {**new_meta, "val_wins": wins,
+                                                    "val_deals": args.val_deals,
+                                                    "ppo_steps": step})  # fmt: skip
+        if step >= args.timesteps:
+            break
+        chunk = min(args.eval_every, args.timesteps - step)
+        before = model.num_timesteps
+        model.learn(chunk, reset_num_timesteps=False)
+        step += model.num_timesteps - before
+        bar.update(model.num_timesteps - before)
+    bar.close()
+    export_policy(model, out / "final.npz", {**new_meta, "val_wins": rows[-1]["val_wins"],
+                                             "val_deals": args.val_deals, "ppo_steps": step})  # fmt: skip
+    with (out / "eval.csv").open("w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+    print(f"{out}: validation wins {rows[0]['val_wins']} at the start, best {best} of "
+          f"{args.val_deals}, {rows[-1]['val_wins']} after {step} steps")  # fmt: skip
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,92 @@
+"""The cards network as a MaskablePPO policy (agents/sb3_policy.py): it plays what the policy
+checkpoint plays, it trains, and it exports to an ordinary checkpoint."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("sb3_contrib")
+
+from sb3_contrib import MaskablePPO  # noqa: E402
+
+from agents.play import VARIANTS  # noqa: E402
+from agents.policy import build_net, game_spec, load_policy, save_policy  # noqa: E402
+from agents.sb3_policy import CardsPolicy, PrevActionVecEnv, export_policy  # noqa: E402
+from solitaire_gym.envs.sb3 import SB3VecEnv  # noqa: E402
+
+GAME, OPTIONS = VARIANTS["SH1-C4"]
+ARCH = {"kind": "cards", "hidden": 16, "layers": 1}
+
+
+@pytest.fixture
+def checkpoint(tmp_path):
+    torch.manual_seed(3)
+    net = build_net(ARCH, game_spec(GAME, OPTIONS))
+    p = tmp_path / "c.npz"
+    save_policy(p, net, {"game": GAME, "options": OPTIONS, "variant": "SH1-C4", "arch": ARCH})
+    return p
+
+
+def test_prev_action_wrapper_appends_the_last_action():
+    env = PrevActionVecEnv(SB3VecEnv(GAME, num_envs=3, seed=0, max_episode_steps=4, **OPTIONS))
+    n = env.action_space.n
+    obs = env.reset()
+    assert obs.shape == (3, env.venv.observation_space.shape[0] + 1)
+    assert (obs[:, -1] == n).all()
+    for _ in range(4):
+        masks = env.action_masks()
+        acts = masks.argmax(1)
+        obs, _, dones, infos = env.step(acts)
+        want = np.where(dones, n, acts)
+        assert np.array_equal(obs[:, -1], want)
+    assert dones.all()  # the step limit ended every game: the next ones start with no move
+    assert infos[0]["terminal_observation"][-1] == acts[0]
+
+
+def test_cards_policy_plays_what_the_checkpoint_plays(checkpoint):
+    env = PrevActionVecEnv(SB3VecEnv(GAME, num_envs=4, seed=1, **OPTIONS))
+    model = MaskablePPO(CardsPolicy, env, n_steps=32, batch_size=64, device="cpu", seed=0,
+                        policy_kwargs={"game": GAME, "options": OPTIONS, "init": checkpoint})  # fmt: skip
+    agent = load_policy(checkpoint)
+    obs = env.reset()
+    for _ in range(5):
+        masks = env.action_masks()
+        a_ppo, _ = model.predict(obs, deterministic=True, action_masks=masks)
+        scores = agent.scores(obs[:, :-1], masks, obs[:, -1].astype(np.int64))
+        assert np.array_equal(a_ppo, scores.argmax(1))
+        obs, *_ = env.step(a_ppo)
+
+
+def test_cards_policy_trains_and_exports(tmp_path, checkpoint):
+    env = PrevActionVecEnv(SB3VecEnv(GAME, num_envs=4, seed=2, reward_mode="foundation",
+                                     **OPTIONS))  # fmt: skip
+    model = MaskablePPO(CardsPolicy, env, n_steps=32, batch_size=64, n_epochs=2, device="cpu",
+                        learning_rate=1e-3, seed=0,
+                        policy_kwargs={"game": GAME, "options": OPTIONS, "init": checkpoint})  # fmt: skip
+    before = {k: v.clone() for k, v in model.policy.card_net.state_dict().items()}
+    model.learn(128)
+    after = model.policy.card_net.state_dict()
+    assert any(not torch.equal(before[k], after[k]) for k in before)  # the network learnt
+    p = tmp_path / "ft.npz"
+    export_policy(model, p, {"variant": "SH1-C4"})
+    agent = load_policy(p, game=GAME, options=OPTIONS)
+    obs = env.reset()
+    masks = env.action_masks()
+    with torch.no_grad():
+        want = model.policy.card_net(torch.as_tensor(obs[:, :-1]), torch.as_tensor(masks),
+                                     torch.as_tensor(obs[:, -1]).long()).numpy()  # fmt: skip
+    assert np.allclose(agent.scores(obs[:, :-1], masks, obs[:, -1].astype(np.int64)), want)
+
+
+def test_cards_policy_refuses_what_it_cannot_play(checkpoint):
+    raw = SB3VecEnv(GAME, num_envs=2, **OPTIONS)
+    with pytest.raises(ValueError, match="PrevActionVecEnv"):
+        MaskablePPO(CardsPolicy, raw, device="cpu",
+                    policy_kwargs={"game": GAME, "options": OPTIONS, "init": checkpoint})  # fmt: skip
+    env = PrevActionVecEnv(raw)
+    with pytest.raises(ValueError, match="not 'mlp'"):
+        MaskablePPO(CardsPolicy, env, device="cpu",
+                    policy_kwargs={"game": GAME, "options": OPTIONS,
+                                   "arch": {"kind": "mlp", "hidden": 8}})  # fmt: skip
