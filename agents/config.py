@@ -169,8 +169,9 @@ def _merge(schema: dict, data: Any, prefix: str, where: str) -> dict:
 
 
 @dataclass(frozen=True)
-class TrainConfig:
-    """A checked config. ``raw`` is the full mapping (defaults filled in)."""
+class CheckedConfig:
+    """A checked config: ``raw`` is the full mapping (defaults filled in), read as attributes
+    (``cfg.variant`` is ``cfg.raw["variant"]``); ``path`` where it came from."""
 
     raw: dict[str, Any]
     path: str = "<dict>"
@@ -180,6 +181,11 @@ class TrainConfig:
             return self.raw[key]
         except KeyError:
             raise AttributeError(key) from None
+
+
+@dataclass(frozen=True)
+class TrainConfig(CheckedConfig):
+    """A checked training config (:func:`check_config`)."""
 
     @property
     def env_kwargs(self) -> dict[str, Any]:

@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 import yaml
 
-from agents.config import _NUM, ConfigError, _merge
+from agents.config import _NUM, CheckedConfig, ConfigError, _merge
 from agents.play import VALIDATION_START, VARIANTS, eval_deals, play_deals
 from agents.policy import (
     ARCHS,
@@ -75,15 +75,8 @@ SCHEMA: dict[str, Any] = {
 
 
 @dataclass(frozen=True)
-class ImitationConfig:
-    raw: dict[str, Any]
-    path: str = "<dict>"
-
-    def __getattr__(self, key: str) -> Any:
-        try:
-            return self.raw[key]
-        except KeyError:
-            raise AttributeError(key) from None
+class ImitationConfig(CheckedConfig):
+    """A checked imitation config (:func:`check_imitation_config`)."""
 
 
 def check_imitation_config(data: Any, where: str = "<dict>") -> ImitationConfig:
