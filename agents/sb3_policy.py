@@ -79,6 +79,93 @@ class PrevActionVecEnv(VecEnvWrapper):
         return self.venv.action_masks()
 
 
+class LostPositionEnd(VecEnvWrapper):
+    """The solver-exact signal for RL: a game ends, with reward ``-penalty``, on the move that
+    makes its position lost (the solver proves it has no win). Wraps an
+    :class:`~solitaire_gym.envs.sb3.SB3VecEnv` directly (other wrappers go outside).
+
+    After every move each game's new position is given to the solver (``max_nodes`` nodes),
+    except when the move is the next one of the last win the solver found for that game (the
+    rest of that win proves the position winnable). Verdicts: *solvable* keeps the game going
+    and remembers the win; *unknown* (the budget ran out) keeps it going; *unsolvable* ends it
+    (``info["lost"] = True``) and deals the next game. A game whose first position is already
+    lost is never penalised (its deal was unwinnable); it plays on. ``self.calls`` counts the
+    solver calls, ``self.ended`` the games ended lost."""
+
+    def __init__(self, venv: VecEnv, *, penalty: float = 10.0, max_nodes: int = 20_000) -> None:
+        from solitaire_gym.envs.sb3 import SB3VecEnv
+
+        if not isinstance(venv, SB3VecEnv):
+            raise TypeError(f"LostPositionEnd wraps an SB3VecEnv, not {type(venv).__name__}")
+        if not (isinstance(penalty, (int, float)) and not isinstance(penalty, bool)
+                and 0 <= penalty < float("inf")):  # fmt: skip
+            raise ValueError(f"penalty must be a finite number >= 0, not {penalty!r}")
+        if not isinstance(max_nodes, int) or isinstance(max_nodes, bool) or max_nodes < 1:
+            raise ValueError(f"max_nodes must be a positive integer, not {max_nodes!r}")
+        super().__init__(venv)
+        self.penalty, self.max_nodes = float(penalty), max_nodes
+        n = venv.num_envs
+        self.plans: list[list[int]] = [[] for _ in range(n)]
+        self.unwinnable = np.zeros(n, bool)  # the game's first position was proven lost
+        self.calls = 0
+        self.ended = 0
+        self._actions = np.zeros(n, np.int64)
+
+    def _verdict(self, row: int) -> str:
+        from agents.teacher import TABLE_MB
+        from solitaire_gym.game import Game
+        from solitaire_gym.solver.search import _run as solver_search
+
+        self.calls += 1
+        g = Game.from_dict(self.venv._core.to_dict(row))
+        if g.won:
+            return "solvable"
+        verdict, _, path, _, _ = solver_search(g, None, self.max_nodes, TABLE_MB)
+        self.plans[row] = [int(a) for a in path] if verdict == "solvable" else []
+        return verdict
+
+    def _start(self, rows) -> None:
+        for r in rows:
+            self.plans[r] = []
+            self.unwinnable[r] = self._verdict(r) == "unsolvable"
+
+    def reset(self):
+        obs = self.venv.reset()
+        self._start(range(self.num_envs))
+        return obs
+
+    def step_async(self, actions: np.ndarray) -> None:
+        self._actions = np.asarray(actions, np.int64).reshape(-1).copy()
+        self.venv.step_async(actions)
+
+    def step_wait(self):
+        obs, rewards, dones, infos = self.venv.step_wait()
+        rewards = np.asarray(rewards, np.float32).copy()
+        dones = np.asarray(dones, bool).copy()
+        lost = []
+        for r in np.flatnonzero(~dones).tolist():
+            plan = self.plans[r]
+            if plan and plan[0] == self._actions[r]:
+                self.plans[r] = plan[1:]
+                continue
+            if self._verdict(r) == "unsolvable" and not self.unwinnable[r]:
+                lost.append(r)
+        if lost:
+            for r, info in zip(lost, self.venv.end_games(np.array(lost)), strict=True):
+                rewards[r] -= self.penalty
+                info["episode"]["r"] -= self.penalty
+                info["lost"] = True
+                infos[r] = info
+                dones[r] = True
+            self.ended += len(lost)
+            obs = self.venv._core.obs
+        self._start(np.flatnonzero(dones).tolist())
+        return obs, rewards, dones, infos
+
+    def action_masks(self) -> np.ndarray:
+        return self.venv.action_masks()
+
+
 class CardsPolicy(MaskableActorCriticPolicy):
     """MaskablePPO policy over a :class:`PrevActionVecEnv` observation. ``game`` and
     ``options``: the variant; ``init``: a policy checkpoint to start from (its architecture and

@@ -9,7 +9,9 @@ on the winning move), and every ``--eval-every`` steps plays ``--val-deals`` val
 (evaluation split from 2^19) deterministically with the policy head. Writes ``eval.csv`` (the
 starting network is step 0), ``best.npz`` (the best validation wins, an ordinary policy
 checkpoint: ``experiments/publish_policy.py`` can commit it) and ``final.npz``. What a position
-the solver would call lost gets: nothing special (the reward has no solver term).
+the solver proves lost gets: nothing special by default; with ``--lost-penalty P`` the move
+that makes a position lost ends the game with reward −P (``agents.sb3_policy.LostPositionEnd``:
+one solver call per move, ``--solver-nodes`` each; a position the solver cannot decide goes on).
 """
 
 from __future__ import annotations
@@ -41,6 +43,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--ent-coef", type=float, default=0.0)
     ap.add_argument("--gamma", type=float, default=0.995)
     ap.add_argument("--win-bonus", type=float, default=10.0)
+    ap.add_argument(
+        "--lost-penalty",
+        type=float,
+        default=None,
+        help="end a game with this reward on the move that makes it lost "
+        "(solver-proven; agents.sb3_policy.LostPositionEnd); default: off",
+    )
+    ap.add_argument("--solver-nodes", type=int, default=20_000)
     ap.add_argument("--val-deals", type=int, default=100)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--torch-threads", type=int, default=1)
@@ -49,6 +59,8 @@ def main(argv: list[str] | None = None) -> int:
                  "val_deals"):  # fmt: skip
         if getattr(args, name) < 1:
             ap.error(f"--{name.replace('_', '-')} must be at least 1")
+    if args.lost_penalty is not None and not args.lost_penalty >= 0:
+        ap.error("--lost-penalty must be >= 0")
     if not (0 < args.lr <= 1 and 0 < args.clip_range <= 1 and args.win_bonus >= 0
             and 0 < args.gamma <= 1 and args.ent_coef >= 0):  # fmt: skip
         ap.error("--lr and --clip-range lie in (0, 1], --gamma in (0, 1], --win-bonus and "
@@ -60,7 +72,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from agents.play import VALIDATION_START, VARIANTS, eval_deals, play_deals
     from agents.policy import CheckpointError, PolicyAgent, read_policy_meta
-    from agents.sb3_policy import CardsPolicy, PrevActionVecEnv, export_policy
+    from agents.sb3_policy import CardsPolicy, LostPositionEnd, PrevActionVecEnv, export_policy
     from solitaire_gym.envs.sb3 import SB3VecEnv
 
     try:
@@ -76,9 +88,13 @@ def main(argv: list[str] | None = None) -> int:
     game, options = VARIANTS[variant]
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    env = PrevActionVecEnv(SB3VecEnv(game, num_envs=args.num_envs, seed=args.seed,
-                                     reward_mode="foundation", win_bonus=args.win_bonus,
-                                     **options))  # fmt: skip
+    base = SB3VecEnv(game, num_envs=args.num_envs, seed=args.seed, reward_mode="foundation",
+                     win_bonus=args.win_bonus, **options)  # fmt: skip
+    lost = None
+    if args.lost_penalty is not None:
+        lost = base = LostPositionEnd(base, penalty=args.lost_penalty,
+                                      max_nodes=args.solver_nodes)  # fmt: skip
+    env = PrevActionVecEnv(base)
     model = MaskablePPO(
         CardsPolicy, env, learning_rate=args.lr, n_steps=args.n_steps,
         batch_size=args.batch_size, n_epochs=args.n_epochs, gamma=args.gamma,
@@ -104,7 +120,9 @@ def main(argv: list[str] | None = None) -> int:
     while True:
         wins = validate()
         rows.append({"step": step, "val_wins": wins, "val_deals": args.val_deals,
-                     "seconds": round(time.perf_counter() - t0, 1)})  # fmt: skip
+                     "seconds": round(time.perf_counter() - t0, 1),
+                     "solver_calls": lost.calls if lost else 0,
+                     "games_ended_lost": lost.ended if lost else 0})  # fmt: skip
         bar.set_postfix(val_wins=wins)
         if wins > best:
             best = wins

@@ -13,7 +13,12 @@ from sb3_contrib import MaskablePPO  # noqa: E402
 
 from agents.play import VARIANTS  # noqa: E402
 from agents.policy import build_net, game_spec, load_policy, save_policy  # noqa: E402
-from agents.sb3_policy import CardsPolicy, PrevActionVecEnv, export_policy  # noqa: E402
+from agents.sb3_policy import (  # noqa: E402
+    CardsPolicy,
+    LostPositionEnd,
+    PrevActionVecEnv,
+    export_policy,
+)
 from solitaire_gym.envs.sb3 import SB3VecEnv  # noqa: E402
 
 GAME, OPTIONS = VARIANTS["SH1-C4"]
@@ -90,3 +95,41 @@ def test_cards_policy_refuses_what_it_cannot_play(checkpoint):
         MaskablePPO(CardsPolicy, env, device="cpu",
                     policy_kwargs={"game": GAME, "options": OPTIONS,
                                    "arch": {"kind": "mlp", "hidden": 8}})  # fmt: skip
+
+
+def test_lost_position_end_ends_exactly_the_games_the_solver_proves_lost():
+    """Random play: every game the wrapper ends is lost (checked with the public solver on the
+    position it ended in), gets the penalty, and the env goes on with a new game."""
+    from solitaire_gym.solver import solve
+
+    raw = SB3VecEnv(GAME, num_envs=6, seed=4, reward_mode="foundation", **OPTIONS)
+    env = LostPositionEnd(raw, penalty=5.0, max_nodes=5000)
+    ended_at = []
+    end_games = raw.end_games
+
+    def spy(rows, truncated=None):
+        if truncated is None:  # the wrapper's call (the env's own passes truncated)
+            ended_at.extend(raw._core.to_dict(int(r)) for r in rows)
+        return end_games(rows, truncated)
+
+    raw.end_games = spy
+    rng = np.random.default_rng(0)
+    env.reset()
+    n_lost = 0
+    for _ in range(150):
+        masks = env.action_masks()
+        acts = np.array([rng.choice(np.flatnonzero(m)) for m in masks])
+        _, rewards, dones, infos = env.step(acts)
+        for r in np.flatnonzero(dones):
+            if infos[r].get("lost"):
+                n_lost += 1
+                assert rewards[r] <= -5.0 + 1  # the penalty (+ at most one card placed)
+        if n_lost >= 2:
+            break
+    assert n_lost >= 2 and env.ended == n_lost == len(ended_at)
+    for pos in ended_at:
+        assert solve(pos, max_seconds=None, max_nodes=200_000).verdict == "unsolvable"
+    with pytest.raises(TypeError, match="wraps an SB3VecEnv"):
+        LostPositionEnd(PrevActionVecEnv(raw))
+    with pytest.raises(ValueError, match="penalty"):
+        LostPositionEnd(raw, penalty=float("nan"))

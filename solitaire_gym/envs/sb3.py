@@ -115,23 +115,41 @@ class SB3VecEnv(VecEnv):
         infos: list[dict[str, Any]] = [{} for _ in range(self.num_envs)]
         ended = np.flatnonzero(dones)
         if ended.size:
-            final_obs = core.obs[ended].copy()
-            found = core.foundation_cards()
-            for j, r in enumerate(ended.tolist()):
-                infos[r] = {
-                    "terminal_observation": final_obs[j],
-                    "TimeLimit.truncated": bool(truncated[r]),
-                    "won": bool(won[r]),
-                    "code": core.codes[r],
-                    "score": int(core.state.score[r]),
-                    "foundation_cards": int(found[r]),
-                    "episode": {"r": float(self._episode_return[r]), "l": int(self._steps[r])},
-                }
-            core.deal(ended, core.draw(self._rng, ended.size))
-            core.skip_dead_deals(ended, self._rng)
-            self._steps[ended] = 0
-            self._episode_return[ended] = 0
+            for r, info in zip(ended.tolist(), self.end_games(ended, truncated[ended]),
+                               strict=True):  # fmt: skip
+                infos[r] = info
         return core.obs, rewards, dones, infos
+
+    def end_games(self, rows: np.ndarray, truncated: np.ndarray | None = None) -> list[dict]:
+        """End the games of ``rows`` now and deal new ones there (what an ended game gets;
+        also for a wrapper that ends games early, e.g. when the solver proves one lost).
+        Returns each ended game's info: ``terminal_observation``, ``TimeLimit.truncated``
+        (``truncated``, default False), ``won``, ``code``, ``score``, ``foundation_cards`` and
+        ``episode`` (return and length)."""
+        core = self._core
+        rows = core.check_rows(list(np.asarray(rows).reshape(-1).tolist()))
+        truncated = np.zeros(rows.size, bool) if truncated is None else np.asarray(truncated)
+        if truncated.dtype != np.bool_ or truncated.shape != rows.shape:
+            raise ArgumentError(f"truncated must be {rows.size} booleans, one per row")
+        final_obs = core.obs[rows].copy()
+        found = core.foundation_cards()
+        infos = [
+            {
+                "terminal_observation": final_obs[j],
+                "TimeLimit.truncated": bool(truncated[j]),
+                "won": bool(core.won[r]),
+                "code": core.codes[r],
+                "score": int(core.state.score[r]),
+                "foundation_cards": int(found[r]),
+                "episode": {"r": float(self._episode_return[r]), "l": int(self._steps[r])},
+            }
+            for j, r in enumerate(rows.tolist())
+        ]
+        core.deal(rows, core.draw(self._rng, rows.size))
+        core.skip_dead_deals(rows, self._rng)
+        self._steps[rows] = 0
+        self._episode_return[rows] = 0
+        return infos
 
     def close(self) -> None:
         pass
