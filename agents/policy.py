@@ -472,9 +472,11 @@ def committed_policies() -> dict[str, Path]:
 
 def learned_agent(variant: str, **kwargs) -> PolicyAgent:
     """The committed policy of ``variant`` (``"SH1-C4"``, ...), as played by ``evaluate.py
-    --policies learned``. A variant without one of its own gets the committed policy of another
-    option of the same game, if any (Seahaven 2 or 1 cells: the 4-cell policy; the layouts are
-    the same); ``agent.meta["variant"]`` says which it is."""
+    --policies learned``. A variant without one of its own gets the committed policy of the
+    nearest other option of the same game, if any: the one whose tag shares the longest start
+    with ``variant``'s (Seahaven 2 or 1 cells: the 4-cell policy; Double Solitaire draw 3 with
+    Vegas scoring: draw 3 with Normal scoring; the layouts are the same);
+    ``agent.meta["variant"]`` says which it is."""
     paths = committed_policies()
     if variant not in paths:
         same_game = [t for t in paths if t.split("-")[0] == variant.split("-")[0]]
@@ -483,5 +485,10 @@ def learned_agent(variant: str, **kwargs) -> PolicyAgent:
                 f"no committed policy for {variant!r} or its game; there are: "
                 f"{', '.join(paths) or 'none'}"
             )
-        variant = same_game[0]
+
+        def shared(tag: str) -> int:  # how many leading characters it shares with variant
+            return next((i for i, (a, b) in enumerate(zip(tag, variant, strict=False)) if a != b),
+                        min(len(tag), len(variant)))  # fmt: skip
+
+        variant = max(same_game, key=shared)
     return load_policy(paths[variant], **kwargs)

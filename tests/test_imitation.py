@@ -302,3 +302,17 @@ def test_fit_trains_the_factored_heads(episodes):
             {"val_wins": 3, "val_play": '{"rule": "factored"}'},
             {"val_wins": 3, "val_play": '{"rule": "policy"}'}]  # fmt: skip
     assert best_play(rows) == {"rule": "policy"}
+
+
+def test_a_variant_without_its_own_policy_gets_the_nearest_of_its_game(monkeypatch):
+    import agents.policy as policy
+
+    fake = {t: f"{t}.npz" for t in ("DS1-D1N", "DS1-D3N", "SH1-C4", "TF1-D1N")}
+    monkeypatch.setattr(policy, "committed_policies", lambda: fake)
+    monkeypatch.setattr(policy, "load_policy", lambda path, **kw: path)
+    assert policy.learned_agent("DS1-D3V") == "DS1-D3N.npz"
+    assert policy.learned_agent("DS1-D1V") == "DS1-D1N.npz"
+    assert policy.learned_agent("SH1-C1") == "SH1-C4.npz"
+    assert policy.learned_agent("TF1-D3N") == "TF1-D1N.npz"
+    with pytest.raises(CheckpointError, match="no committed policy for 'XX1-A'"):
+        policy.learned_agent("XX1-A")
