@@ -340,9 +340,16 @@ def test_a_ray_start_cluster_by_its_addresses(reference):
             cmd = [sys.executable, "-m", "solitaire_gym.cli", "solve", "--deals", "1..12",
                    "--game", GAME, "--max-nodes", str(BUDGET["max_nodes"]), "--ray", address,
                    "--out", str(out), "--quiet"]  # fmt: skip
-            done = subprocess.run(cmd, cwd=ROOT, env=dict(env, **extra), capture_output=True,
-                                  text=True, timeout=300)  # fmt: skip
-            assert done.returncode == 0, (address, done.stderr[-2000:])
+            for _attempt in range(2):
+                done = subprocess.run(cmd, cwd=ROOT, env=dict(env, **extra), capture_output=True,
+                                      text=True, timeout=300)  # fmt: skip
+                # Ray's client proxy once failed to start its per-client server on this busy
+                # shared machine (a Ray hiccup, gone when run again): one more try, then fail
+                if "Starting Ray client server failed" not in done.stderr:
+                    break
+            logs = sorted(Path(temp).glob("session_latest/logs/ray_client_server*.err"))
+            assert done.returncode == 0, (address, done.stderr[-2000:],
+                                          [p.read_text()[-1000:] for p in logs])  # fmt: skip
             lines = _lines(out)
             assert sorted(r["deal"] for r in lines) == deals, address
             assert {r["deal"]: _same(r) for r in lines} == {
