@@ -56,6 +56,7 @@ SCHEMA: dict[str, Any] = {
         "kind": (str, "mlp"),
         "hidden": (int, 512),
         "layers": (int, 2),
+        "lookup": (bool, False),
         "heads": (str, "policy"),
     },
     "teacher": {"deals": (int, 500), "max_nodes": (int, 20_000), "first_deal": (int, 0)},
@@ -98,6 +99,8 @@ def check_imitation_config(data: Any, where: str = "<dict>") -> ImitationConfig:
         raise ConfigError(f"{where}: arch.kind must be one of {', '.join(ARCHS)}")
     if raw["arch"]["heads"] not in HEADS:
         raise ConfigError(f"{where}: arch.heads must be one of {', '.join(HEADS)}")
+    if raw["arch"]["lookup"] and raw["arch"]["kind"] != "cards":
+        raise ConfigError(f"{where}: arch.lookup needs arch.kind cards")
     if raw["arch"]["heads"] != "policy" and raw["arch"]["kind"] != "cards":
         raise ConfigError(f"{where}: arch.heads {raw['arch']['heads']!r} needs arch.kind cards")
     ranges = {

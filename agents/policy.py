@@ -96,9 +96,18 @@ def game_spec(game: str, options: dict | None = None) -> dict[str, Any]:
     dst = np.zeros(n_actions, np.int64)
     kind = np.zeros(n_actions, np.int64)
     run = np.zeros(n_actions, np.int64)
+    # the card an action moves: the one at this depth of its source place (-1: none known, as
+    # for a draw or a card leaving a foundation); whether its target is a column's top card
+    mv_depth = np.full(n_actions, -1, np.int64)
+    tg_top = np.zeros(n_actions, bool)
     for a in range(n_actions):
         k, s, d, n = (int(v) for v in decode(cfg, a))
         kind[a], run[a] = k, n
+        if k == K_TT:
+            mv_depth[a] = max(n - 1, 0)
+        elif k in (K_TF, K_TC, K_WT, K_WF, K_CT, K_CF):
+            mv_depth[a] = 0
+        tg_top[a] = k in (K_TT, K_WT, K_CT, K_FT)
         if k in (K_DRAW, K_RECYCLE):
             src[a], dst[a] = slot[lay.stock], slot[lay.waste]
         elif k == K_TT:
@@ -135,6 +144,9 @@ def game_spec(game: str, options: dict | None = None) -> dict[str, Any]:
         "dst": dst,
         "kind": kind,
         "run": run,
+        "mv_depth": mv_depth,
+        "tg_top": tg_top,
+        "depth_col": int(lay.depth),
     }
 
 
@@ -148,6 +160,11 @@ def build_net(arch: dict[str, Any], spec: dict[str, Any]):
     hidden = arch.get("hidden")
     layers = arch.get("layers", 2)
     heads = arch.get("heads", "policy")
+    lookup = arch.get("lookup", False)
+    if not isinstance(lookup, bool):
+        raise CheckpointError(f"architecture lookup={lookup!r}: expected true or false")
+    if lookup and kind != "cards":
+        raise CheckpointError(f"lookup=true needs kind 'cards', not {kind!r}")
     if kind not in ARCHS:
         raise CheckpointError(f"architecture kind {kind!r} is not one of {list(ARCHS)}")
     if heads not in HEADS:
@@ -206,6 +223,14 @@ def build_net(arch: dict[str, Any], spec: dict[str, Any]):
             self.out = nn.Linear(e, 1)
             self.bias = nn.Parameter(torch.zeros(n))
             self.factored = heads == "factored"
+            self.lookup = lookup
+            if lookup:  # the embeddings of the card moved and of the card it goes on
+                self.depth_col = int(spec["depth_col"])
+                self.none_card = nn.Parameter(torch.zeros(e))
+                self.mv_proj = nn.Linear(e, e, bias=False)
+                self.tg_proj = nn.Linear(e, e, bias=False)
+                for k in ("mv_depth", "tg_top"):
+                    self.register_buffer(k, torch.as_tensor(spec[k]), persistent=False)
             if self.factored:  # rank and winnability scores (module docstring)
                 self.out_rank = nn.Linear(e, 1)
                 self.bias_rank = nn.Parameter(torch.zeros(n))
@@ -248,11 +273,14 @@ def build_net(arch: dict[str, Any], spec: dict[str, Any]):
             rel = (had & (self.src[acts] == self.dst[pc])).long() + 2 * (
                 had & (self.dst[acts] == self.src[pc])
             ).long()
-            z = torch.relu(
+            z = (
                 sp[rows, self.src[acts]] + dp[rows, self.dst[acts]]
                 + self.kind_emb(self.kind[acts]) + self.run_emb(self.run[acts]) + g[rows]
                 + self.rel_emb(rel)
             )  # fmt: skip
+            if self.lookup:
+                z = z + self._moved_cards(cards, loc, h, rows, acts)
+            z = torch.relu(z)
             out = torch.full(mask.shape, float("-inf"), dtype=obs.dtype, device=obs.device)
             out[rows, acts] = self.out(z).squeeze(-1) + self.bias[acts]
             if not heads:
@@ -265,7 +293,39 @@ def build_net(arch: dict[str, Any], spec: dict[str, Any]):
             safe[rows, acts] = self.out_safe(z).squeeze(-1) + self.bias_safe[acts]
             return out, rank, safe
 
+        def _moved_cards(self, cards, loc, h, rows, acts):
+            """Per scored action: projections of the embedding of the card it moves and of
+            the card it goes on (a learned "none" where there is no such card)."""
+            b = cards.shape[0]
+            mv, tg = self.card_ids(cards, loc, rows, acts)
+            h_ext = torch.cat([h, self.none_card.expand(b, 1, -1)], 1)
+            return self.mv_proj(h_ext[rows, mv]) + self.tg_proj(h_ext[rows, tg])
+
+        def card_ids(self, cards, loc, rows, acts):
+            """Per action ``acts`` of position ``rows``: the card row it moves (the card at
+            depth ``mv_depth`` of its source place) and the top card of its target column,
+            each ``n_cards`` for none."""
+            b, n_cards, _ = cards.shape
+            n_loc = loc.shape[2]
+            depth = (cards[:, :, self.depth_col] * 32).round().long().clamp(0, DEPTHS - 1)
+            placed = loc.sum(2) > 0
+            key = torch.where(placed, loc.argmax(2) * DEPTHS + depth, n_loc * DEPTHS)
+            table = torch.full((b, n_loc * DEPTHS + 1), n_cards, dtype=torch.long,
+                               device=cards.device)  # fmt: skip
+            ids = torch.arange(n_cards, device=cards.device).expand(b, n_cards)
+            table.scatter_(1, key, ids)  # (place, depth) -> the card there (n_cards: none)
+            md = self.mv_depth[acts]
+            src = self.src[acts].clamp(max=n_loc - 1)
+            mv = torch.where(md >= 0, table[rows, src * DEPTHS + md.clamp(min=0)], n_cards)
+            dst = self.dst[acts].clamp(max=n_loc - 1)
+            tg = torch.where(self.tg_top[acts], table[rows, dst * DEPTHS], n_cards)
+            return mv, tg
+
     return CardNet()
+
+
+DEPTHS = 64
+"""Depths a ``lookup`` network tells apart in a place (deeper cards share the last)."""
 
 
 class PolicyAgent(Agent):

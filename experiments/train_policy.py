@@ -44,6 +44,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--hidden", type=int, default=96)
     ap.add_argument("--layers", type=int, default=1)
     ap.add_argument("--heads", default="policy", help="policy or factored (agents/policy.py)")
+    ap.add_argument(
+        "--lookup",
+        action="store_true",
+        help="cards network: also embed the card each action moves and its target",
+    )
     ap.add_argument("--rank-weight", type=float, default=1.0)
     ap.add_argument("--safe-weight", type=float, default=1.0)
     ap.add_argument("--epochs", type=int, default=6)
@@ -62,7 +67,7 @@ def main(argv: list[str] | None = None) -> int:
             "name": "train_policy", "variant": args.variant, "seed": args.seed,
             "torch_threads": args.torch_threads,
             "arch": {"kind": args.arch, "hidden": args.hidden, "layers": args.layers,
-                     "heads": args.heads},
+                     "heads": args.heads, "lookup": args.lookup},
             "train": {"epochs": args.epochs, "batch_size": args.batch_size,
                       "learning_rate": args.lr, "unsafe_weight": args.unsafe_weight,
                       "rank_weight": args.rank_weight, "safe_weight": args.safe_weight},
@@ -80,7 +85,13 @@ def main(argv: list[str] | None = None) -> int:
     if args.teacher_wins_only:
         data = teacher_wins_only(data)
     print(f"{len(paths)} shards, {len(data['labels'])} positions", flush=True)
-    arch = {"kind": args.arch, "hidden": args.hidden, "layers": args.layers, "heads": args.heads}
+    arch = {
+        "kind": args.arch,
+        "hidden": args.hidden,
+        "layers": args.layers,
+        "heads": args.heads,
+        "lookup": args.lookup,
+    }
     torch.manual_seed(args.seed)
     net = build_net(arch, game_spec(game, options))
     meta = {"game": game, "options": options, "variant": args.variant, "arch": arch,

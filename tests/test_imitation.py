@@ -152,6 +152,8 @@ def test_fit_learns_the_teacher_labels(episodes):
         ({"arch": {"kind": "rnn"}}, "arch.kind"),
         ({"arch": {"kind": "cards", "heads": "many"}}, "arch.heads"),
         ({"arch": {"kind": "mlp", "heads": "factored"}}, "needs arch.kind cards"),
+        ({"arch": {"kind": "mlp", "lookup": True}}, "arch.lookup needs arch.kind cards"),
+        ({"arch": {"kind": "cards", "lookup": 1}}, "arch.lookup"),
         ({"train": {"safe_weight": -1}}, "train.safe_weight"),
         ({"dagger": {"rounds": -1}}, "dagger.rounds"),
         ({"bogus": 1}, "unknown key bogus"),
@@ -316,3 +318,48 @@ def test_a_variant_without_its_own_policy_gets_the_nearest_of_its_game(monkeypat
     assert policy.learned_agent("TF1-D3N") == "TF1-D1N.npz"
     with pytest.raises(CheckpointError, match="no committed policy for 'XX1-A'"):
         policy.learned_agent("XX1-A")
+
+
+@pytest.mark.parametrize("variant", ["SH1-C4", "TF1-D1N", "DS1-D1N"])
+def test_lookup_network_finds_the_card_each_action_moves(variant):
+    """A ``lookup`` network's card of an action is the card that changes place when the action
+    is played, and its target card is the card it goes on (covered afterwards)."""
+    from solitaire_gym.envs.core import EnvCore
+
+    game, options = VARIANTS[variant]
+    spec = game_spec(game, options)
+    net = build_net({"kind": "cards", "hidden": 8, "layers": 1, "lookup": True}, spec)
+    w, nc, depth = spec["width"], spec["n_cards"], spec["depth_col"]
+    opts = EnvOptions.build(game, **options)
+    rng = np.random.default_rng(0)
+    checked = 0
+    played: list[int] = []
+    for deal in range(3):
+        core = EnvCore(opts, 1)
+        core.deal(np.zeros(1, np.int64), np.array([deal], np.int64))
+        for _ in range(25):
+            legal = np.flatnonzero(core.masks[0])
+            if legal.size == 0:
+                break
+            before = core.obs[0, : nc * w].reshape(nc, w).copy()
+            cards = torch.from_numpy(before[None])
+            loc = cards[:, :, torch.as_tensor(spec["places"])]
+            acts = torch.as_tensor(legal)
+            mv, tg = net.card_ids(cards, loc, torch.zeros(len(legal), dtype=torch.long), acts)
+            for a, m, t in zip(legal, mv.tolist(), tg.tolist(), strict=True):
+                after_core = EnvCore(opts, 1)
+                after_core.deal(np.zeros(1, np.int64), np.array([deal], np.int64))
+                for p in played:
+                    after_core.step(np.array([p]))
+                after_core.step(np.array([a]))
+                after = after_core.obs[0, : nc * w].reshape(nc, w)
+                if m < nc:  # that card left its place (its location flags changed)
+                    assert not np.array_equal(before[m, :depth], after[m, :depth]), (a, m)
+                    checked += 1
+                if t < nc:  # the target's top card is covered now
+                    assert after[t, depth] > before[t, depth]
+            a = int(rng.choice(legal))
+            played.append(a)
+            core.step(np.array([a]))
+        played.clear()
+    assert checked > 50
