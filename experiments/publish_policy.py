@@ -1,6 +1,6 @@
 """Commit a trained policy: copy a run's ``best.npz`` to ``agents/checkpoints/<variant>.npz``
-with the record the tests check (the deals of evaluation deals 0 … 19 it wins, played
-deterministically) and its evaluation on ``--deals`` held-out deals.
+with the record the tests check: the deals of evaluation deals 0 … 19 it wins, played
+deterministically, and the foundation cards and steps each of those games ends with.
 
     python experiments/publish_policy.py runs/imitate_seahaven_c4/best.npz
 """
@@ -32,8 +32,13 @@ def main(argv: list[str] | None = None) -> int:
     game, options = VARIANTS[variant]
     agent = load_policy(args.checkpoint, game=game, options=options)
     deals = eval_deals(CHECK_DEALS)
-    won = [r.deal for r in play_deals(agent, game, options, deals) if r.won]
-    meta["check"] = {"first": 0, "count": CHECK_DEALS, "won": won}
+    results = play_deals(agent, game, options, deals)
+    won = [r.deal for r in results if r.won]
+    # the cards each game ends with on the foundations and its length too: a policy that wins
+    # none of the deals is still checked move for move, near enough
+    meta["check"] = {"first": 0, "count": CHECK_DEALS, "won": won,
+                     "foundation": [r.foundation for r in results],
+                     "steps": [r.steps for r in results]}  # fmt: skip
     meta["source"] = str(args.checkpoint)
     if args.trained_by:
         meta["trained_by"] = args.trained_by
