@@ -34,15 +34,30 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         return int(args.func(args) or 0)
-    except SolitaireError as e:
-        print(f"solitaire-gym {args.command}: {e}", file=sys.stderr)
-        return 2
-    except OSError as e:  # a file that cannot be read or written: one line, no traceback
-        where = f" {shown(str(e.filename), 120)}" if e.filename is not None else ""
-        print(f"solitaire-gym {args.command}:{where} {e.strerror or e}", file=sys.stderr)
-        return 1
     except KeyboardInterrupt:
         return 130
+    except Exception as e:
+        if _interrupted(e):  # an error raised while a Ctrl-C was on its way out: a Ctrl-C
+            return 130
+        if isinstance(e, SolitaireError):
+            print(f"solitaire-gym {args.command}: {e}", file=sys.stderr)
+            return 2
+        if isinstance(e, OSError):  # a file that cannot be read or written: one line
+            where = f" {shown(str(e.filename), 120)}" if e.filename is not None else ""
+            print(f"solitaire-gym {args.command}:{where} {e.strerror or e}", file=sys.stderr)
+            return 1
+        raise
+
+
+def _interrupted(e: BaseException | None) -> bool:
+    """Whether ``e`` was raised while a KeyboardInterrupt was being handled."""
+    seen = set()
+    while e is not None and id(e) not in seen:
+        if isinstance(e, KeyboardInterrupt):
+            return True
+        seen.add(id(e))
+        e = e.__context__ or e.__cause__
+    return False
 
 
 if __name__ == "__main__":

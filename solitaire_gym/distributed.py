@@ -31,6 +31,7 @@ Ray is the ``ray`` extra: ``pip install 'solitaire_gym[ray]'``.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import math
 import multiprocessing as mp
 import os
@@ -217,8 +218,9 @@ def map_chunks(
                     ) from None
                 yield part, result
     finally:
-        for ref in pending:
-            ray.cancel(ref, force=True)
+        for ref in pending:  # best effort: this also runs while a Ctrl-C is on its way out
+            with contextlib.suppress(Exception):
+                ray.cancel(ref, force=True)
 
 
 def run_deals(

@@ -180,7 +180,8 @@ def test_stopped_driver_resumes(tmp_path):
         time.sleep(0.1)
     assert proc.poll() is None, f"the run ended before it was stopped: {proc.stderr.read()}"
     proc.send_signal(signal.SIGINT)
-    assert proc.wait(timeout=120) == 130
+    code = proc.wait(timeout=120)
+    assert code == 130, f"exit {code} after Ctrl-C: {proc.stderr.read()[-3000:]}"
     first = len(_lines(out))
     assert 6 <= first < len(deals)
     done = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
