@@ -341,7 +341,7 @@ class PolicyAgent(Agent):
         self.deterministic = deterministic
         self.seed = seed
         self.rng = np.random.default_rng(seed)
-        play_rule(self.meta)  # refuse a bad rule now, not at the first move
+        self.rule = play_rule(self.meta)  # checked now, not at the first move
 
     def reset(self, n: int | None = None) -> None:
         self.rng = np.random.default_rng(self.seed)
@@ -358,7 +358,7 @@ class PolicyAgent(Agent):
         (``N``, the action count: none)."""
         import torch
 
-        rule, threshold = play_rule(self.meta)
+        rule, threshold = self.rule
         m = None if masks is None else torch.as_tensor(np.asarray(masks, bool))
         p = None if prev is None else torch.as_tensor(np.asarray(prev, np.int64))
         x = torch.as_tensor(obs, dtype=torch.float32)

@@ -112,16 +112,12 @@ class LostPositionEnd(VecEnvWrapper):
         self._actions = np.zeros(n, np.int64)
 
     def _verdict(self, row: int) -> str:
-        from agents.teacher import TABLE_MB
+        from agents.teacher import prove
         from solitaire_gym.game import Game
-        from solitaire_gym.solver.search import _run as solver_search
 
         self.calls += 1
-        g = Game.from_dict(self.venv._core.to_dict(row))
-        if g.won:
-            return "solvable"
-        verdict, _, path, _, _ = solver_search(g, None, self.max_nodes, TABLE_MB)
-        self.plans[row] = [int(a) for a in path] if verdict == "solvable" else []
+        verdict, self.plans[row] = prove(Game.from_dict(self.venv._core.to_dict(row)),
+                                         self.max_nodes)  # fmt: skip
         return verdict
 
     def _start(self, rows) -> None:

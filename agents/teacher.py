@@ -72,6 +72,18 @@ class Episode:
     solver_calls: int
 
 
+def prove(g: Game, max_nodes: int) -> tuple[str, list[int]]:
+    """The solver's verdict on ``g``'s position within ``max_nodes`` nodes, and the actions of
+    the win it found (empty unless ``"solvable"``; a won game is solvable with no move left).
+    The search itself, without replaying the solution through Game (``solve``'s certificate,
+    half the cost here): a caller needs the verdict and a plan to follow, and a plan that
+    turned out wrong would be refused by the env, not followed."""
+    if g.won:
+        return "solvable", []
+    verdict, _, path, _, _ = solver_search(g, None, max_nodes, TABLE_MB)
+    return verdict, ([int(a) for a in path] if verdict == "solvable" else [])
+
+
 class SafeGreedyTeacher:
     """Labels positions of ``game`` / ``options`` (see the module docstring).
 
@@ -119,16 +131,10 @@ class SafeGreedyTeacher:
                 return int(a), True
             g = Game.from_dict(start)
             g.play(move)
-            if g.won:
-                self.plan = []
-                return int(a), True
-            self.calls += 1
-            # The search itself, without replaying the solution through Game (``solve``'s
-            # certificate, half the cost here): the label needs the verdict only, and a plan
-            # that turned out wrong would be refused by the env, not followed.
-            verdict, _, path, _, _ = solver_search(g, None, self.max_nodes, TABLE_MB)
+            self.calls += not g.won
+            verdict, path = prove(g, self.max_nodes)
             if verdict == "solvable":
-                self.plan = [core.action_to_move(int(b)) for b in path]
+                self.plan = [core.action_to_move(b) for b in path]
                 return int(a), True
         self.plan = []
         return int(order[0]), False

@@ -127,7 +127,7 @@ class SB3VecEnv(VecEnv):
         (``truncated``, default False), ``won``, ``code``, ``score``, ``foundation_cards`` and
         ``episode`` (return and length)."""
         core = self._core
-        rows = core.check_rows(list(np.asarray(rows).reshape(-1).tolist()))
+        rows = core.check_rows(rows)
         truncated = np.zeros(rows.size, bool) if truncated is None else np.asarray(truncated)
         if truncated.dtype != np.bool_ or truncated.shape != rows.shape:
             raise ArgumentError(f"truncated must be {rows.size} booleans, one per row")
