@@ -7,7 +7,8 @@ Starts from the checkpoint's weights, trains on training-split deals with the en
 ``foundation`` reward (+1 per card put on a foundation, −1 per card taken back, ``--win-bonus``
 on the winning move), and every ``--eval-every`` steps plays ``--val-deals`` validation deals
 (evaluation split from 2^19) deterministically with the policy head. Writes ``eval.csv`` (the
-starting network is step 0), ``best.npz`` (the best validation wins, an ordinary policy
+starting network is step 0; a row as each evaluation ends, so a run stopped early keeps its
+table), ``best.npz`` (the best validation wins, an ordinary policy
 checkpoint: ``experiments/publish_policy.py`` can commit it) and ``final.npz``. What a position
 the solver proves lost gets: nothing special by default; with ``--lost-penalty P`` the move
 that makes a position lost ends the game with reward −P (``agents.sb3_policy.LostPositionEnd``:
@@ -113,6 +114,10 @@ def main(argv: list[str] | None = None) -> int:
         model.policy.set_training_mode(False)
         return wins
 
+    fields = ["step", "val_wins", "val_deals", "seconds", "solver_calls", "games_ended_lost"]
+    table = (out / "eval.csv").open("w", newline="")
+    writer = csv.DictWriter(table, fieldnames=fields)
+    writer.writeheader()
     rows, best = [], -1
     t0 = time.perf_counter()
     bar = tqdm(total=args.timesteps, unit="step", desc=f"PPO {variant}")
@@ -123,6 +128,8 @@ def main(argv: list[str] | None = None) -> int:
                      "seconds": round(time.perf_counter() - t0, 1),
                      "solver_calls": lost.calls if lost else 0,
                      "games_ended_lost": lost.ended if lost else 0})  # fmt: skip
+        writer.writerow(rows[-1])
+        table.flush()
         bar.set_postfix(val_wins=wins)
         if wins > best:
             best = wins
@@ -139,10 +146,7 @@ def main(argv: list[str] | None = None) -> int:
     bar.close()
     export_policy(model, out / "final.npz", {**new_meta, "val_wins": rows[-1]["val_wins"],
                                              "val_deals": args.val_deals, "ppo_steps": step})  # fmt: skip
-    with (out / "eval.csv").open("w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(rows[0]))
-        w.writeheader()
-        w.writerows(rows)
+    table.close()
     print(f"{out}: validation wins {rows[0]['val_wins']} at the start, best {best} of "
           f"{args.val_deals}, {rows[-1]['val_wins']} after {step} steps")  # fmt: skip
     return 0

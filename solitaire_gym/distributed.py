@@ -31,7 +31,6 @@ Ray is the ``ray`` extra: ``pip install 'solitaire_gym[ray]'``.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import math
 import multiprocessing as mp
 import os
@@ -180,7 +179,14 @@ def map_chunks(
     installed module. A task whose worker dies is run again, up to ``max_retries`` times; an exception
     raised by ``fn`` is raised here (not retried: it would fail again). At most ``in_flight``
     tasks (default: two per CPU of the cluster) are submitted at a time; the rest wait, and are
-    cancelled if the caller stops."""
+    never submitted if the caller stops.
+
+    Tasks in flight when the caller stops are not cancelled: ``ray.cancel`` races with a task's
+    completion inside Ray (a fatal "Tried to complete task that was not pending" check that
+    killed a stopped run with exit 1, ray-project/ray#54798). They end with the driver instead:
+    a local Ray is shut down at exit, and a cluster kills the workers of a job whose driver is
+    gone. A caller that stops early but keeps its process waits at most ``in_flight`` tasks'
+    worth of CPU on the cluster."""
     ray = connect(address, jobs=jobs)
     remote = ray.remote(num_cpus=1, max_retries=max_retries, retry_exceptions=False)(fn)
     limit = in_flight or 2 * cluster_cpus(ray)
@@ -188,39 +194,34 @@ def map_chunks(
     pending: dict[Any, Any] = {}
     todo = iter(parts)
     exhausted = False
-    try:
-        while True:
-            while not exhausted and len(pending) < limit:
-                part = next(todo, None)
-                if part is None:
-                    exhausted = True
-                    break
-                pending[remote.remote(part, *refs)] = part
-            if not pending:
-                return
-            # no timeout needed: Ray's wait returns on Ctrl-C even while a long task runs
-            # (tests/test_distributed.py: a 10-minute task in flight, the run stops in seconds)
-            done, _ = ray.wait(list(pending), num_returns=1)
-            for ref in done:
-                part = pending.pop(ref)
-                try:
-                    result = ray.get(ref)
-                except ray.exceptions.RayTaskError as e:
-                    cause = getattr(e, "cause", None)
-                    if isinstance(cause, Exception):
-                        raise cause from None
-                    raise
-                except ray.exceptions.WorkerCrashedError:
-                    what = f"deals {part[0]} … {part[-1]}" if isinstance(part, list) else part
-                    raise RayError(
-                        f"{what}: the worker died {max_retries + 1} times running it; see the "
-                        "Ray logs (/tmp/ray/session_latest/logs)"
-                    ) from None
-                yield part, result
-    finally:
-        for ref in pending:  # best effort: this also runs while a Ctrl-C is on its way out
-            with contextlib.suppress(Exception):
-                ray.cancel(ref, force=True)
+    while True:
+        while not exhausted and len(pending) < limit:
+            part = next(todo, None)
+            if part is None:
+                exhausted = True
+                break
+            pending[remote.remote(part, *refs)] = part
+        if not pending:
+            return
+        # no timeout needed: Ray's wait returns on Ctrl-C even while a long task runs
+        # (tests/test_distributed.py: a 10-minute task in flight, the run stops in seconds)
+        done, _ = ray.wait(list(pending), num_returns=1)
+        for ref in done:
+            part = pending.pop(ref)
+            try:
+                result = ray.get(ref)
+            except ray.exceptions.RayTaskError as e:
+                cause = getattr(e, "cause", None)
+                if isinstance(cause, Exception):
+                    raise cause from None
+                raise
+            except ray.exceptions.WorkerCrashedError:
+                what = f"deals {part[0]} … {part[-1]}" if isinstance(part, list) else part
+                raise RayError(
+                    f"{what}: the worker died {max_retries + 1} times running it; see the "
+                    "Ray logs (/tmp/ray/session_latest/logs)"
+                ) from None
+            yield part, result
 
 
 def run_deals(

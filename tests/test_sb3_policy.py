@@ -133,3 +133,33 @@ def test_lost_position_end_ends_exactly_the_games_the_solver_proves_lost():
         LostPositionEnd(PrevActionVecEnv(raw))
     with pytest.raises(ValueError, match="penalty"):
         LostPositionEnd(raw, penalty=float("nan"))
+
+
+def test_finetune_script_writes_its_table_row_by_row(tmp_path, checkpoint, monkeypatch):
+    import csv
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "experiments" / "finetune_ppo.py"
+    spec = importlib.util.spec_from_file_location("finetune_ppo", path)
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    seen = []
+    real = csv.DictWriter.writerow
+
+    def spy(self, row):  # the file already holds every earlier row when a new one is written
+        if row["step"] != "step":  # not the header
+            seen.append(len(list(csv.DictReader((tmp_path / "ft" / "eval.csv").open()))))
+        return real(self, row)
+
+    monkeypatch.setattr(csv.DictWriter, "writerow", spy)
+    out = tmp_path / "ft"
+    code = script.main([str(checkpoint), "--out", str(out), "--timesteps", "64",
+                        "--eval-every", "32", "--num-envs", "2", "--n-steps", "16",
+                        "--batch-size", "32", "--n-epochs", "1", "--val-deals", "2"])  # fmt: skip
+    assert code == 0
+    rows = list(csv.DictReader((out / "eval.csv").open()))
+    assert [int(r["step"]) for r in rows] == [0, 32, 64]
+    assert seen == [0, 1, 2]
+    assert (out / "best.npz").exists() and (out / "final.npz").exists()
+    assert load_policy(out / "final.npz", game=GAME, options=OPTIONS) is not None
