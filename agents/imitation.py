@@ -57,6 +57,7 @@ SCHEMA: dict[str, Any] = {
         "hidden": (int, 512),
         "layers": (int, 2),
         "lookup": (bool, False),
+        "memory": (bool, False),
         "heads": (str, "policy"),
     },
     "teacher": {"deals": (int, 500), "max_nodes": (int, 20_000), "first_deal": (int, 0)},
@@ -99,8 +100,9 @@ def check_imitation_config(data: Any, where: str = "<dict>") -> ImitationConfig:
         raise ConfigError(f"{where}: arch.kind must be one of {', '.join(ARCHS)}")
     if raw["arch"]["heads"] not in HEADS:
         raise ConfigError(f"{where}: arch.heads must be one of {', '.join(HEADS)}")
-    if raw["arch"]["lookup"] and raw["arch"]["kind"] != "cards":
-        raise ConfigError(f"{where}: arch.lookup needs arch.kind cards")
+    for key in ("lookup", "memory"):
+        if raw["arch"][key] and raw["arch"]["kind"] != "cards":
+            raise ConfigError(f"{where}: arch.{key} needs arch.kind cards")
     if raw["arch"]["heads"] != "policy" and raw["arch"]["kind"] != "cards":
         raise ConfigError(f"{where}: arch.heads {raw['arch']['heads']!r} needs arch.kind cards")
     ranges = {
@@ -145,7 +147,7 @@ def teacher_wins_only(data: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         if by_teacher[a:b].all() and not won[int(ep[a])]:
             keep[a:b] = False
     out = dict(data)
-    for k in ("obs", "masks", "labels", "safe", "played", "episode", "prev", "gorder"):
+    for k in ("obs", "masks", "labels", "safe", "played", "episode", "prev", "gorder", "tried"):
         if k in data:
             out[k] = data[k][keep]
     return out
@@ -176,12 +178,17 @@ def fit(
     ``rank_weight`` and ``safe_weight``: the rank head a Plackett-Luce likelihood of greedy's
     first :data:`RANK_K` moves in order, the winnability head a binary cross-entropy on every
     move the teacher tried (1: the label, shown winnable; 0: the moves tried before it, or all
-    tried moves of a position with no safe label)."""
+    tried moves of a position with no safe label).
+
+    A ``memory`` network needs ``data["tried"]`` (:func:`agents.memory.tried_counts`)."""
     import torch
 
     factored = bool(getattr(net, "factored", False))
     if factored and "gorder" not in data:
         raise ValueError("a factored network needs data['gorder'] (agents.teacher.teacher_orders)")
+    memory = bool(getattr(net, "memory", False))
+    if memory and "tried" not in data:
+        raise ValueError("a memory network needs data['tried'] (agents.memory.tried_counts)")
     g = torch.Generator().manual_seed(seed)
     obs = torch.from_numpy(data["obs"])
     masks = torch.from_numpy(data["masks"])
@@ -193,6 +200,7 @@ def fit(
     obs, masks, labels, weights = obs[keep], masks[keep], labels[keep], weights[keep]
     prev, safe_rows = prev[keep], safe_rows[keep]
     gorder = torch.from_numpy(data["gorder"].astype(np.int64))[keep] if factored else None
+    tried = torch.from_numpy(data["tried"])[keep] if memory else None
     opt = torch.optim.AdamW(net.parameters(), lr=learning_rate, weight_decay=weight_decay)
     n = len(labels)
     steps = epochs * ((n + batch_size - 1) // batch_size)
@@ -206,10 +214,11 @@ def fit(
         extra = {"rank_top1": 0.0, "safe_acc": 0.0, "rank_n": 0.0, "safe_n": 0.0}
         for i in range(0, n, batch_size):
             idx = perm[i : i + batch_size]
+            kw = {"tried": tried[idx]} if memory else {}
             if factored:
-                logits, rank, safe = net(obs[idx], masks[idx], prev[idx], heads=True)
+                logits, rank, safe = net(obs[idx], masks[idx], prev[idx], heads=True, **kw)
             else:
-                logits = net(obs[idx], masks[idx], prev[idx])  # −inf for the illegal actions
+                logits = net(obs[idx], masks[idx], prev[idx], **kw)  # −inf where illegal
             logp = torch.log_softmax(logits, dim=1)
             nll = -logp.gather(1, labels[idx, None]).squeeze(1)
             w = weights[idx]
@@ -349,6 +358,7 @@ class ImitationRun:
         import torch
 
         from agents.dataset import load_shards
+        from agents.memory import tried_counts
         from agents.teacher import make_shards, teacher_orders
 
         cfg = self.cfg
@@ -381,6 +391,9 @@ class ImitationRun:
             data = load_shards(paths, variant=cfg.variant)
             if cfg.arch["heads"] == "factored":
                 data["gorder"] = teacher_orders(data, self.game, self.options)
+            if cfg.arch["memory"]:
+                data["tried"] = tried_counts(data["obs"], data["masks"], data["played"],
+                                             data["episode"])  # fmt: skip
             if cfg.train["teacher_wins_only"]:
                 data = teacher_wins_only(data)
             torch.manual_seed(cfg.seed + r)

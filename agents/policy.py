@@ -25,6 +25,12 @@ score; ``"veto"`` the best policy score among the moves whose predicted winnabil
 ``threshold`` (all of them when none is); ``"factored"`` the best rank score among those moves.
 Every rule is the network alone: no solver, greedy code or search at play time.
 
+**Memory.** With ``arch["memory"] = true`` a ``cards`` network also sees, per legal action, how
+often its game has already played that action from this very observation (0, 1, 2, 3+: a table
+the agent keeps per game, ``agents/memory.py``), as the greedy player and hence the teacher do.
+It is what the player has done, never what it has not seen; it is not search (nothing is tried
+ahead).
+
 **Checkpoints** are single ``.npz`` files (:func:`save_policy`, :func:`load_policy`): the weights
 as plain arrays and a JSON record (format, observation layout id, variant, sizes, architecture,
 how it was trained, the wins it scored on fixed deals). Loading uses ``allow_pickle=False``: no
@@ -43,6 +49,7 @@ from typing import Any
 import numpy as np
 
 from agents.base import Agent
+from agents.memory import LEVELS, PlayMemory
 from solitaire_gym.engine.actions import (
     K_CF,
     K_CT,
@@ -161,10 +168,12 @@ def build_net(arch: dict[str, Any], spec: dict[str, Any]):
     layers = arch.get("layers", 2)
     heads = arch.get("heads", "policy")
     lookup = arch.get("lookup", False)
-    if not isinstance(lookup, bool):
-        raise CheckpointError(f"architecture lookup={lookup!r}: expected true or false")
-    if lookup and kind != "cards":
-        raise CheckpointError(f"lookup=true needs kind 'cards', not {kind!r}")
+    memory = arch.get("memory", False)
+    for name, v in (("lookup", lookup), ("memory", memory)):
+        if not isinstance(v, bool):
+            raise CheckpointError(f"architecture {name}={v!r}: expected true or false")
+        if v and kind != "cards":
+            raise CheckpointError(f"{name}=true needs kind 'cards', not {kind!r}")
     if kind not in ARCHS:
         raise CheckpointError(f"architecture kind {kind!r} is not one of {list(ARCHS)}")
     if heads not in HEADS:
@@ -224,6 +233,10 @@ def build_net(arch: dict[str, Any], spec: dict[str, Any]):
             self.bias = nn.Parameter(torch.zeros(n))
             self.factored = heads == "factored"
             self.lookup = lookup
+            self.memory = memory
+            if memory:  # how often this game played the action from here (agents/memory.py)
+                self.tried_emb = nn.Embedding(LEVELS, e)
+                nn.init.zeros_(self.tried_emb.weight)
             if lookup:  # the embeddings of the card moved and of the card it goes on
                 self.depth_col = int(spec["depth_col"])
                 self.none_card = nn.Parameter(torch.zeros(e))
@@ -244,10 +257,12 @@ def build_net(arch: dict[str, Any], spec: dict[str, Any]):
                 self.register_buffer(k, torch.as_tensor(spec[k]), persistent=False)
             self.n_places = n_places
 
-        def forward(self, obs, mask=None, prev=None, heads=False):
+        def forward(self, obs, mask=None, prev=None, heads=False, tried=None):
             """Scores (B, N); with ``mask`` (B, N) bool only the legal actions are scored (the
             rest are −inf), which is what makes this network cheap: ~15 legal moves of ~1000.
-            ``prev`` (B,): the action played just before in each game (N: none). With
+            ``prev`` (B,): the action played just before in each game (N: none). ``tried``
+            (B, N), a ``memory`` network only: how often each game has played each action from
+            this observation (:class:`agents.memory.PlayMemory`; None: never). With
             ``heads`` (a factored network only) the tuple (policy, rank, winnability logits),
             each (B, N) and −inf where illegal."""
             b = obs.shape[0]
@@ -280,6 +295,10 @@ def build_net(arch: dict[str, Any], spec: dict[str, Any]):
             )  # fmt: skip
             if self.lookup:
                 z = z + self._moved_cards(cards, loc, h, rows, acts)
+            if self.memory and tried is not None:
+                z = z + self.tried_emb(tried[rows, acts].long().clamp(0, LEVELS - 1))
+            elif self.memory:
+                z = z + self.tried_emb.weight[0]
             z = torch.relu(z)
             out = torch.full(mask.shape, float("-inf"), dtype=obs.dtype, device=obs.device)
             out[rows, acts] = self.out(z).squeeze(-1) + self.bias[acts]
@@ -335,6 +354,7 @@ class PolicyAgent(Agent):
     def __init__(self, net, meta: dict[str, Any], *, name: str = "learned",
                  deterministic: bool = True, seed: int = 0) -> None:  # fmt: skip
         self.prev: np.ndarray | None = None  # per game: the action it played last
+        self.memory: PlayMemory | None = None  # per game: what it played from where
         self.net = net.eval()
         self.meta = complete_meta(meta)
         self.name = name
@@ -346,26 +366,34 @@ class PolicyAgent(Agent):
     def reset(self, n: int | None = None) -> None:
         self.rng = np.random.default_rng(self.seed)
         self.prev = None
+        self.memory = None
 
     def check_env(self, game: str, options: dict | None = None) -> None:
         check_game(self.meta, game, options, f"policy {self.name!r}")
 
     def scores(
-        self, obs: np.ndarray, masks: np.ndarray | None = None, prev: np.ndarray | None = None
+        self,
+        obs: np.ndarray,
+        masks: np.ndarray | None = None,
+        prev: np.ndarray | None = None,
+        tried: np.ndarray | None = None,
     ) -> np.ndarray:
         """The scores (B, N) the play rule (``meta["play"]``) takes the best of; with
         ``masks``, −inf for the illegal actions; ``prev`` (B,) the action each game played last
-        (``N``, the action count: none)."""
+        (``N``, the action count: none); ``tried`` (B, N) for a ``memory`` network, how often
+        each game played each action from this observation (None: never)."""
         import torch
 
         rule, threshold = self.rule
         m = None if masks is None else torch.as_tensor(np.asarray(masks, bool))
         p = None if prev is None else torch.as_tensor(np.asarray(prev, np.int64))
+        t = None if tried is None else torch.as_tensor(np.asarray(tried, np.int64))
         x = torch.as_tensor(obs, dtype=torch.float32)
+        kw = {"tried": t} if getattr(self.net, "memory", False) else {}
         with torch.no_grad():
             if rule == "policy":
-                return self.net(x, m, p).numpy()
-            policy, rank, safe = (t.numpy() for t in self.net(x, m, p, heads=True))
+                return self.net(x, m, p, **kw).numpy()
+            policy, rank, safe = (t.numpy() for t in self.net(x, m, p, heads=True, **kw))
         return rule_scores(rule, threshold, policy, rank, safe)
 
     def _act(self, obs, masks, starts, active, view) -> np.ndarray:
@@ -375,9 +403,17 @@ class PolicyAgent(Agent):
         if self.prev is None or self.prev.shape[0] != b:
             self.prev = np.full(b, n, np.int64)
         self.prev[starts] = n  # a new game: no move before
-        out = _masked_choice(self.scores(obs, masks, self.prev), masks, self.deterministic,
-                             self.rng)  # fmt: skip
+        tried = None
+        if getattr(self.net, "memory", False):
+            if self.memory is None or self.memory.n != b:
+                self.memory = PlayMemory(b)
+            self.memory.forget(np.asarray(starts, bool))
+            tried = self.memory.counts(obs, masks)
+        out = _masked_choice(self.scores(obs, masks, self.prev, tried), masks,
+                             self.deterministic, self.rng)  # fmt: skip
         self.prev[active] = out[active]
+        if tried is not None:
+            self.memory.record(obs, out, np.asarray(active, bool) & masks.any(axis=1))
         return out
 
 

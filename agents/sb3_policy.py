@@ -188,6 +188,11 @@ class CardsPolicy(MaskableActorCriticPolicy):
             raise ValueError("CardsPolicy needs init (a checkpoint) or arch")
         if arch.get("kind") != "cards":
             raise ValueError(f"CardsPolicy plays a 'cards' network, not {arch.get('kind')!r}")
+        if arch.get("memory", False):
+            raise ValueError(
+                "CardsPolicy cannot fine-tune a network with memory (arch.memory): the "
+                "observation it gets from stable-baselines3 does not carry the game's play counts"
+            )
         self.arch, self.init, self.value_hidden = dict(arch), init, int(value_hidden)
         self.spec = game_spec(game, self.options)
         want = self.spec["obs_dim"] + 1

@@ -29,6 +29,7 @@ from agents.imitation import (
     teacher_wins_only,
     validator,
 )
+from agents.memory import tried_counts
 from agents.play import VARIANTS
 from agents.policy import build_net, game_spec, save_policy
 from agents.teacher import teacher_orders
@@ -49,6 +50,12 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="cards network: also embed the card each action moves and its target",
     )
+    ap.add_argument(
+        "--memory",
+        action="store_true",
+        help="cards network: also see how often its game played each action from this "
+        "position (agents/memory.py)",
+    )
     ap.add_argument("--rank-weight", type=float, default=1.0)
     ap.add_argument("--safe-weight", type=float, default=1.0)
     ap.add_argument("--epochs", type=int, default=6)
@@ -67,7 +74,7 @@ def main(argv: list[str] | None = None) -> int:
             "name": "train_policy", "variant": args.variant, "seed": args.seed,
             "torch_threads": args.torch_threads,
             "arch": {"kind": args.arch, "hidden": args.hidden, "layers": args.layers,
-                     "heads": args.heads, "lookup": args.lookup},
+                     "heads": args.heads, "lookup": args.lookup, "memory": args.memory},
             "train": {"epochs": args.epochs, "batch_size": args.batch_size,
                       "learning_rate": args.lr, "unsafe_weight": args.unsafe_weight,
                       "rank_weight": args.rank_weight, "safe_weight": args.safe_weight},
@@ -82,6 +89,8 @@ def main(argv: list[str] | None = None) -> int:
     game, options = VARIANTS[args.variant]
     if args.heads == "factored":
         data["gorder"] = teacher_orders(data, game, options)
+    if args.memory:
+        data["tried"] = tried_counts(data["obs"], data["masks"], data["played"], data["episode"])
     if args.teacher_wins_only:
         data = teacher_wins_only(data)
     print(f"{len(paths)} shards, {len(data['labels'])} positions", flush=True)
@@ -91,6 +100,7 @@ def main(argv: list[str] | None = None) -> int:
         "layers": args.layers,
         "heads": args.heads,
         "lookup": args.lookup,
+        "memory": args.memory,
     }
     torch.manual_seed(args.seed)
     net = build_net(arch, game_spec(game, options))

@@ -154,6 +154,8 @@ def test_fit_learns_the_teacher_labels(episodes):
         ({"arch": {"kind": "mlp", "heads": "factored"}}, "needs arch.kind cards"),
         ({"arch": {"kind": "mlp", "lookup": True}}, "arch.lookup needs arch.kind cards"),
         ({"arch": {"kind": "cards", "lookup": 1}}, "arch.lookup"),
+        ({"arch": {"kind": "mlp", "memory": True}}, "arch.memory needs arch.kind cards"),
+        ({"arch": {"kind": "cards", "memory": "yes"}}, "arch.memory"),
         ({"train": {"safe_weight": -1}}, "train.safe_weight"),
         ({"dagger": {"rounds": -1}}, "dagger.rounds"),
         ({"bogus": 1}, "unknown key bogus"),

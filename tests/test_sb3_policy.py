@@ -163,3 +163,11 @@ def test_finetune_script_writes_its_table_row_by_row(tmp_path, checkpoint, monke
     assert seen == [0, 1, 2]
     assert (out / "best.npz").exists() and (out / "final.npz").exists()
     assert load_policy(out / "final.npz", game=GAME, options=OPTIONS) is not None
+
+
+def test_cards_policy_refuses_a_memory_network(tmp_path):
+    env = PrevActionVecEnv(SB3VecEnv(GAME, num_envs=2, seed=0, **OPTIONS))
+    with pytest.raises(ValueError, match="memory"):
+        MaskablePPO(CardsPolicy, env, n_steps=8, batch_size=8, device="cpu",
+                    policy_kwargs={"game": GAME, "options": OPTIONS,
+                                   "arch": {**ARCH, "memory": True}})  # fmt: skip
