@@ -13,7 +13,7 @@ from solitaire_gym import Game, GameCodeError, PositionError
 from solitaire_gym.cli import main as cli_main
 from solitaire_gym.engine.cards import card_name
 from solitaire_gym.errors import SolitaireError
-from solitaire_gym.solver import SolverBug, certify, hint, solve
+from solitaire_gym.solver import SolverBug, certify, hint, search, solve
 from solitaire_gym.solver import kernels as K
 from solitaire_gym.solver.batch import ResultsFileError, parse_deals, parse_variant, read_results
 from solitaire_gym.solver.search import _Search
@@ -371,6 +371,43 @@ def test_verdicts_agree_with_reference(code, off):
         decided += 1
         assert r.verdict == ref.verdict, d
     assert decided >= 3
+
+
+@pytest.mark.parametrize(
+    "code,off", [("TF1-D1N-AAAAAAB", 40), ("TF1-D3N-AAAAAAB", 44), ("DS1-D1V-AAAAAAB", 40)]
+)
+def test_last_run_keeps_verdicts(monkeypatch, code, off):
+    # The last run (search._FINAL_AFTER) from the first restart on; in Réfléchi draw 1 after an
+    # uncut side run without splits (search._LAST_SIDE_RUN). Verdicts as the reference search's.
+    monkeypatch.setattr(search, "_FINAL_AFTER", 1)
+    rng = random.Random(f"last{code}{off}")
+    decided = last = 0
+    for _ in range(6):
+        d = _random_position(code, rng, off)
+        r = solve(d, max_nodes=200_000, max_seconds=10)
+        ref = solve(d, max_nodes=200_000, max_seconds=10, _flags=REFERENCE, _restarts=False)
+        last += r.stats["last_run_from"] >= 0
+        if "unknown" in (r.verdict, ref.verdict):
+            continue
+        decided += 1
+        assert r.verdict == ref.verdict, d
+    assert decided >= 3 and last >= 1
+
+
+@pytest.mark.parametrize(
+    "code,verdict",
+    [
+        ("TF1-D1N-AAAAAKT", "unsolvable"),
+        ("TF1-D3N-AAAAAEW", "unsolvable"),
+        ("TF1-D3N-AAAAAAX", "solvable"),
+    ],
+)
+def test_last_run_on_deals(monkeypatch, code, verdict):
+    # Deals of the solvability study decided in 20k-60k nodes (experiments/results/solvability),
+    # here by the last run after the first restart.
+    monkeypatch.setattr(search, "_FINAL_AFTER", 1)
+    r = solve(code, max_seconds=20)
+    assert r.verdict == verdict and r.stats["last_run_from"] >= 0, r.summary()
 
 
 # ---- budgets and bad input -------------------------------------------------------------------

@@ -37,6 +37,14 @@ MAX_TABLE_MB = 2**20  # 1 TiB: beyond any machine (and inf would overflow the ta
 _CHUNK_WORK = 4096  # search steps between looks at the clock (a few ms)
 _TT_START = 1 << 16
 _RESTART_UNIT = 4096  # nodes per unit of the Luby sequence
+# The last run (off: None): once the runs so far have expanded this many nodes, the next run is
+# never cut (no more restarts; plain move order). A proof of loss is one run's work, and every
+# restart throws away the open part of the visited set: with restarts to the end a proof costs
+# 20-56% more nodes. But the wins that take that long are found by restarts with a fresh order,
+# which a last run gives up: on 48 Réfléchi deals it could change (undecided, or decided in over
+# 2^19 nodes; 10 s each), a last run after 2^19 nodes proved 1 more deal lost and lost 6 of the
+# 10 wins, so it stays off (benchmarks/bench_restarts.py measures it).
+_FINAL_AFTER: int | None = None
 _JITTER = 1000  # random noise added to move scores after the first run (they span about 1500)
 # Side runs: a share of the nodes goes to runs that leave out moves most solutions do without
 # (kernels.FL_NO_SPLIT: splitting a built sequence between columns; FL_NO_TAKEBACK: taking a card
@@ -50,6 +58,12 @@ _SIDE_RUNS: dict[tuple[int, int], tuple[tuple[int, ...], float]] = {
     (REFLECHI, 3): ((K.FL_NO_TAKEBACK,), 0.1),
 }
 _SIDE_RNG = 0x2545F4914F6CDD1D
+# With a last run, by (game, draw): a side run that comes uncut before it, while no run of its kind
+# has ended without a win. It ends in a win or at the end of the smaller game it searches (far
+# smaller than the whole: Réfléchi draw 1 without splits), after which the last run proves the
+# loss with whatever that run proved lost. Draw 3 has none: without take-backs its game is nearly
+# the whole.
+_LAST_SIDE_RUN: dict[tuple[int, int], int] = {(REFLECHI, 1): K.FL_NO_SPLIT}
 
 
 class SolverBug(AssertionError):
@@ -273,7 +287,10 @@ def _run(
     Runs are restarted after a Luby-sequence number of nodes, each with a new random tie-break of
     the move order (the first run uses the plain order): solving times are heavy-tailed and a
     fresh order usually finds a solution that the first one had buried. Whatever a run proves lost
-    stays proven, so the search still ends when everything reachable is explored."""
+    stays proven, so the search still ends when everything reachable is explored. With
+    ``_FINAL_AFTER`` set (off by default), after that many nodes the next run is the last (after
+    an uncut side run where ``_LAST_SIDE_RUN`` names one): it runs to the end of the budget, so
+    that a proof of loss is not cut short again and again."""
     now = time.process_time if clock == "cpu" else time.perf_counter
     t0 = now()
     deadline = None if max_seconds is None else t0 + max_seconds
@@ -284,7 +301,9 @@ def _run(
     # less than their share of the nodes; a kind of side run stops when one of its runs ends
     # without a win (none exists without those moves). They draw their move-order noise from their
     # own generator, so the runs of the Luby sequence get the same noise as without them.
-    side_kinds, side_share = _SIDE_RUNS.get((int(game.cfg[G_GAME]), int(game.cfg[G_DRAW])), ((), 0))
+    key = (int(game.cfg[G_GAME]), int(game.cfg[G_DRAW]))
+    side_kinds, side_share = _SIDE_RUNS.get(key, ((), 0))
+    last_side = _LAST_SIDE_RUN.get(key, 0)
     if not restarts_on or flags & (K.FL_NO_TAKEBACK | K.FL_NO_SPLIT):
         side_kinds = ()
     side_kinds = list(side_kinds)
@@ -300,9 +319,12 @@ def _run(
     restarts = 0
     run_start = 0
     run_len = _RESTART_UNIT * luby(1)
+    final_from = -1  # the node count at which the last run began (-1: not yet)
+    uncut_side = False  # the side run under way is the one before the last run
     node_cap = np.iinfo(np.int64).max if max_nodes is None else max_nodes
     while status not in (K.ST_WON, K.ST_EXHAUSTED):
-        limit = min(node_cap, run_start + run_len) if restarts_on else node_cap
+        last = not restarts_on or final_from >= 0
+        limit = node_cap if last or uncut_side else min(node_cap, run_start + run_len)
         status = K.search(*S.args(), limit, _CHUNK_WORK)
         if status in (K.ST_WON, K.ST_EXHAUSTED):
             break
@@ -312,15 +334,15 @@ def _run(
         if deadline is not None and now() >= deadline:
             reason = "seconds"
             break
-        if status == K.ST_RUN_DONE and not restarts_on:
+        if status == K.ST_RUN_DONE and last:
             reason = "incomplete"  # (only when the caller asked for a side run's flag)
             break
         if status not in (K.ST_BUDGET, K.ST_RUN_DONE) and not S.grow(status):
             reason = "memory"
             break
-        if restarts_on and (
+        if not last and (
             status == K.ST_RUN_DONE
-            or (status == K.ST_BUDGET and ctl[K.C_NODES] >= run_start + run_len)
+            or (status == K.ST_BUDGET and ctl[K.C_NODES] >= run_start + run_len and not uncut_side)
         ):
             if side:
                 side_nodes += int(ctl[K.C_NODES]) - run_start
@@ -333,11 +355,26 @@ def _run(
                 restarts += 1
                 run_len = _RESTART_UNIT * luby(restarts + 1)
                 ctl[K.C_JITTER] = _JITTER
-                if side_kinds and side_nodes < side_share * int(ctl[K.C_NODES]):
+                if (
+                    side_kinds
+                    and side_nodes < side_share * int(ctl[K.C_NODES])
+                    and not (_FINAL_AFTER is not None and ctl[K.C_NODES] >= _FINAL_AFTER)
+                ):
                     side = side_kinds[side_next % len(side_kinds)]
                     side_next += 1
                     full_rng, ctl[K.C_RNG] = int(ctl[K.C_RNG]), side_rng
                     ctl[K.C_JITTER], side_jitter = side_jitter, _JITTER
+            if _FINAL_AFTER is not None and ctl[K.C_NODES] >= _FINAL_AFTER:
+                # Uncut from here on: the side run named for the game if its kind is still
+                # live and none came yet, then the last run (plain order, no side run).
+                if not uncut_side and last_side in side_kinds:
+                    uncut_side = True
+                    side = last_side
+                    full_rng, ctl[K.C_RNG] = int(ctl[K.C_RNG]), side_rng
+                else:
+                    uncut_side = False
+                    final_from = int(ctl[K.C_NODES])
+                ctl[K.C_JITTER] = 0
             ctl[K.C_FLAGS] = flags | side
             status = K.restart(*S.args())
             run_start = int(ctl[K.C_NODES])
@@ -350,6 +387,7 @@ def _run(
         "max_depth": int(ctl[K.C_MAXDEPTH]),
         "most_home": int(ctl[K.C_BEST]),
         "restarts": restarts,
+        "last_run_from": final_from,
         "table_size": int(S.tt[0].shape[0]),
     }
     if status == K.ST_WON:
