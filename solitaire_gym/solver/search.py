@@ -41,9 +41,9 @@ _RESTART_UNIT = 4096  # nodes per unit of the Luby sequence
 # never cut (no more restarts; plain move order). A proof of loss is one run's work, and every
 # restart throws away the open part of the visited set: with restarts to the end a proof costs
 # 20-56% more nodes. But the wins that take that long are found by restarts with a fresh order,
-# which a last run gives up: on 48 Réfléchi deals it could change (undecided, or decided in over
-# 2^19 nodes; 10 s each), a last run after 2^19 nodes proved 1 more deal lost and lost 6 of the
-# 10 wins, so it stays off (benchmarks/bench_restarts.py measures it).
+# which a last run gives up: on the 83 Réfléchi deals of the study it could change (undecided, or
+# decided in over 2^19 nodes; 10 s each), a last run after 2^19 nodes proved 2 more deals lost
+# and lost 9 of the 14 wins, so it stays off (benchmarks/bench_restarts.py measures it).
 _FINAL_AFTER: int | None = None
 _JITTER = 1000  # random noise added to move scores after the first run (they span about 1500)
 # Side runs: a share of the nodes goes to runs that leave out moves most solutions do without
