@@ -187,7 +187,7 @@ def test_committed_policy_reproduces_its_recorded_wins(variant):
 
 
 def test_there_are_committed_policies():
-    assert {"SH1-C4", "TF1-D1N", "DS1-D1N"} <= set(committed_policies())
+    assert {"SH1-C4", "TF1-D1N", "TF1-D3N", "DS1-D1N", "DS1-D3N"} <= set(committed_policies())
 
 
 def test_teacher_data_on_ray_equals_local(tmp_path):
