@@ -295,10 +295,9 @@ def build_net(arch: dict[str, Any], spec: dict[str, Any]):
             )  # fmt: skip
             if self.lookup:
                 z = z + self._moved_cards(cards, loc, h, rows, acts)
-            if self.memory and tried is not None:
-                z = z + self.tried_emb(tried[rows, acts].long().clamp(0, LEVELS - 1))
-            elif self.memory:
-                z = z + self.tried_emb.weight[0]
+            if self.memory:  # never played from here when not told
+                t = torch.zeros_like(acts) if tried is None else tried[rows, acts].long()
+                z = z + self.tried_emb(t.clamp(0, LEVELS - 1))
             z = torch.relu(z)
             out = torch.full(mask.shape, float("-inf"), dtype=obs.dtype, device=obs.device)
             out[rows, acts] = self.out(z).squeeze(-1) + self.bias[acts]
