@@ -11,7 +11,9 @@ A run (``experiments/imitate.py CONFIG``) goes:
 3. **DAgger rounds** 1 … ``dagger.rounds``: the current network plays ``dagger.deals`` new
    training deals, the teacher labels every position the network reaches, and the network is
    trained again on everything (2.). The student thus learns what to do in the positions its
-   own mistakes lead to, which the teacher's games never show.
+   own mistakes lead to, which the teacher's games never show. With ``dagger.stop_unsafe`` N
+   a student's game ends after N positions in a row that the teacher cannot label safe (it is
+   lost by then, as a rule; see ``agents.teacher.teach_deal``).
 
 After each training the network plays the validation deals (evaluation split from ``2^19``,
 never the final evaluation deals ``0 …``) deterministically; the checkpoint with the most wins
@@ -34,6 +36,7 @@ import numpy as np
 import yaml
 
 from agents.config import _NUM, CheckedConfig, ConfigError, _merge
+from agents.memory import MODES
 from agents.play import VALIDATION_START, VARIANTS, eval_deals, play_deals
 from agents.policy import (
     ARCHS,
@@ -58,10 +61,11 @@ SCHEMA: dict[str, Any] = {
         "layers": (int, 2),
         "lookup": (bool, False),
         "memory": (bool, False),
+        "memory_mode": (str, "count"),
         "heads": (str, "policy"),
     },
     "teacher": {"deals": (int, 500), "max_nodes": (int, 20_000), "first_deal": (int, 0)},
-    "dagger": {"rounds": (int, 2), "deals": (int, 250)},
+    "dagger": {"rounds": (int, 2), "deals": (int, 250), "stop_unsafe": (int, 0)},
     "train": {
         "epochs": (int, 8),
         "batch_size": (int, 256),
@@ -103,6 +107,10 @@ def check_imitation_config(data: Any, where: str = "<dict>") -> ImitationConfig:
     for key in ("lookup", "memory"):
         if raw["arch"][key] and raw["arch"]["kind"] != "cards":
             raise ConfigError(f"{where}: arch.{key} needs arch.kind cards")
+    if raw["arch"]["memory_mode"] not in MODES:
+        raise ConfigError(f"{where}: arch.memory_mode must be one of {', '.join(MODES)}")
+    if raw["arch"]["memory_mode"] != "count" and not raw["arch"]["memory"]:
+        raise ConfigError(f"{where}: arch.memory_mode needs arch.memory true")
     if raw["arch"]["heads"] != "policy" and raw["arch"]["kind"] != "cards":
         raise ConfigError(f"{where}: arch.heads {raw['arch']['heads']!r} needs arch.kind cards")
     ranges = {
@@ -110,7 +118,7 @@ def check_imitation_config(data: Any, where: str = "<dict>") -> ImitationConfig:
         "arch.hidden": (1, 4096), "arch.layers": (1, 8),
         "teacher.deals": (1, 10**7), "teacher.max_nodes": (1, 10**9),
         "teacher.first_deal": (0, 2**34), "dagger.rounds": (0, 100),
-        "dagger.deals": (1, 10**7), "train.epochs": (1, 10_000),
+        "dagger.deals": (1, 10**7), "dagger.stop_unsafe": (0, 10**6), "train.epochs": (1, 10_000),
         "train.batch_size": (1, 1 << 16), "train.learning_rate": (1e-8, 1.0),
         "train.weight_decay": (0.0, 1.0), "train.unsafe_weight": (0.0, 1.0),
         "train.rank_weight": (0.0, 100.0), "train.safe_weight": (0.0, 100.0),
@@ -385,6 +393,7 @@ class ImitationRun:
             t0 = time.perf_counter()
             make_shards(cfg.variant, a, b, self.out / "data" / f"round{r}", student=student,
                         max_nodes=cfg.teacher["max_nodes"], jobs=cfg.jobs,
+                        stop_unsafe=cfg.dagger["stop_unsafe"] if r else 0,
                         progress=progress)  # fmt: skip
             timing[f"round{r}_data"] = round(time.perf_counter() - t0, 1)
             paths = sorted((self.out / "data").glob("round*/*.npz"))
@@ -393,7 +402,7 @@ class ImitationRun:
                 data["gorder"] = teacher_orders(data, self.game, self.options)
             if cfg.arch["memory"]:
                 data["tried"] = tried_counts(data["obs"], data["masks"], data["played"],
-                                             data["episode"])  # fmt: skip
+                                             data["episode"], cfg.arch["memory_mode"])  # fmt: skip
             if cfg.train["teacher_wins_only"]:
                 data = teacher_wins_only(data)
             torch.manual_seed(cfg.seed + r)

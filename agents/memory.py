@@ -8,7 +8,11 @@ played least often from a position first. Trained on the same teacher games, net
 memory won far more validation deals than without (``experiments/results/README.md``). A
 network built with ``memory: true``
 (``agents/policy.py``) gets, for each legal action, how often this game has played it from this
-exact observation before (0, 1, 2, or 3 and more: :data:`LEVELS`).
+exact observation before (0, 1, 2, or 3 and more: :data:`LEVELS`). With ``memory_mode:
+relative`` it also gets how many times more than the least-played legal action there (0 … 3 and
+more): greedy, and hence the teacher, plays the least-played moves first however often the game
+has come back, while plain counts all read "3 and more" from the fourth visit on
+(:data:`MODES`).
 
 The memory is keyed by the observation, so it holds only what the player has seen: two
 positions the player cannot tell apart share their counts. It is greedy's own table (the same
@@ -27,19 +31,34 @@ from agents.greedy import TABLE, _lookup, _obs_hash
 LEVELS = 4
 """Counts a network tells apart: 0, 1, 2, and 3 or more plays of an action from a position."""
 
+MODES = {"count": LEVELS, "relative": LEVELS * LEVELS}
+"""What a memory shows per legal action, and how many values that takes: ``count``, the
+capped count ``c``; ``relative``, ``c * LEVELS + r``, with ``r`` how many plays more than the
+least-played legal action, capped the same way."""
+
 FULL = TABLE * 3 // 4
 """Entries a game's table takes at most; past that, new (position, action) pairs are not
 remembered (they count 0), so that a lookup always meets a free slot and ends."""
 
 
 @nb.njit(cache=True)
-def _counts(obs, masks, keys, counts, out):
+def _counts(obs, masks, keys, counts, relative, out):
+    raw = np.zeros(masks.shape[1], np.int64)
     for b in range(obs.shape[0]):
         h = _obs_hash(obs[b])
+        least = -1
         for a in range(masks.shape[1]):
             if masks[b, a]:
                 _, _, cnt = _lookup(keys, counts, b, h, a)
-                out[b, a] = min(cnt, LEVELS - 1)
+                raw[a] = cnt
+                if least < 0 or cnt < least:
+                    least = cnt
+        for a in range(masks.shape[1]):
+            if masks[b, a]:
+                c = min(raw[a], LEVELS - 1)
+                if relative:
+                    c = c * LEVELS + min(raw[a] - least, LEVELS - 1)
+                out[b, a] = c
 
 
 @nb.njit(cache=True)
@@ -56,12 +75,21 @@ def _record(obs, actions, active, keys, counts, used):
         counts[b, slot] += 1
 
 
-class PlayMemory:
-    """The memory of ``n`` games played side by side (rows of a batch)."""
+def _check_mode(mode: str) -> bool:
+    if mode not in MODES:
+        raise ValueError(f"memory mode must be one of {', '.join(MODES)}, not {mode!r}")
+    return mode == "relative"
 
-    def __init__(self, n: int) -> None:
+
+class PlayMemory:
+    """The memory of ``n`` games played side by side (rows of a batch), showing what ``mode``
+    says (:data:`MODES`)."""
+
+    def __init__(self, n: int, mode: str = "count") -> None:
         if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
             raise ValueError(f"PlayMemory needs 1 or more games, not {n!r}")
+        self.relative = _check_mode(mode)
+        self.mode = mode
         self.n = int(n)
         self.keys = np.zeros((self.n, TABLE), np.uint64)
         self.table = np.zeros((self.n, TABLE), np.int32)
@@ -79,10 +107,12 @@ class PlayMemory:
 
     def counts(self, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
         """(n, N) uint8: for each legal action of each game, how often that game has played it
-        from this observation (capped at ``LEVELS - 1``; 0 for illegal actions)."""
+        from this observation (capped at ``LEVELS - 1``; with mode ``relative`` combined with
+        the plays more than the least-played legal action: :data:`MODES`; 0 for illegal
+        actions)."""
         obs, masks = self._batch(obs, masks)
         out = np.zeros(masks.shape, np.uint8)
-        _counts(obs, masks, self.keys, self.table, out)
+        _counts(obs, masks, self.keys, self.table, self.relative, out)
         return out
 
     def record(self, obs: np.ndarray, actions: np.ndarray, active: np.ndarray) -> None:
@@ -117,10 +147,12 @@ class PlayMemory:
 
 
 def tried_counts(obs: np.ndarray, masks: np.ndarray, played: np.ndarray,
-                 episode: np.ndarray) -> np.ndarray:  # fmt: skip
+                 episode: np.ndarray, mode: str = "count") -> np.ndarray:  # fmt: skip
     """For positions stored game after game (``agents.dataset.load_shards``: ``episode`` the
-    deal of each, ``played`` the action played there): the counts a :class:`PlayMemory` shows
-    at each position, (T, N) uint8. A new game starts where ``episode`` changes."""
+    deal of each, ``played`` the action played there): the counts a :class:`PlayMemory` of
+    ``mode`` shows at each position, (T, N) uint8. A new game starts where ``episode``
+    changes."""
+    relative = _check_mode(mode)
     obs = np.ascontiguousarray(obs, np.float32)
     masks = np.ascontiguousarray(masks, bool)
     played, episode = np.asarray(played), np.asarray(episode)
@@ -133,12 +165,12 @@ def tried_counts(obs: np.ndarray, masks: np.ndarray, played: np.ndarray,
     out = np.zeros(masks.shape, np.uint8)
     mem = PlayMemory(1)
     _along(obs, masks, played.astype(np.int64), episode.astype(np.int64), mem.keys, mem.table,
-           mem.used, out)  # fmt: skip
+           mem.used, relative, out)  # fmt: skip
     return out
 
 
 @nb.njit(cache=True)
-def _along(obs, masks, played, episode, keys, counts, used, out):
+def _along(obs, masks, played, episode, keys, counts, used, relative, out):
     """:func:`tried_counts` in one compiled pass: per position, the counts, then the record."""
     one = np.ones(1, np.bool_)
     for i in range(obs.shape[0]):
@@ -146,5 +178,5 @@ def _along(obs, masks, played, episode, keys, counts, used, out):
             keys[:] = 0
             counts[:] = 0
             used[:] = 0
-        _counts(obs[i : i + 1], masks[i : i + 1], keys, counts, out[i : i + 1])
+        _counts(obs[i : i + 1], masks[i : i + 1], keys, counts, relative, out[i : i + 1])
         _record(obs[i : i + 1], played[i : i + 1], one, keys, counts, used)

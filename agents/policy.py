@@ -49,7 +49,7 @@ from typing import Any
 import numpy as np
 
 from agents.base import Agent
-from agents.memory import LEVELS, PlayMemory
+from agents.memory import MODES, PlayMemory
 from solitaire_gym.engine.actions import (
     K_CF,
     K_CT,
@@ -169,11 +169,15 @@ def build_net(arch: dict[str, Any], spec: dict[str, Any]):
     heads = arch.get("heads", "policy")
     lookup = arch.get("lookup", False)
     memory = arch.get("memory", False)
+    memory_mode = arch.get("memory_mode", "count")
     for name, v in (("lookup", lookup), ("memory", memory)):
         if not isinstance(v, bool):
             raise CheckpointError(f"architecture {name}={v!r}: expected true or false")
         if v and kind != "cards":
             raise CheckpointError(f"{name}=true needs kind 'cards', not {kind!r}")
+    if memory_mode not in MODES:
+        raise CheckpointError(f"architecture memory_mode={memory_mode!r}: expected one of "
+                              f"{', '.join(MODES)}")  # fmt: skip
     if kind not in ARCHS:
         raise CheckpointError(f"architecture kind {kind!r} is not one of {list(ARCHS)}")
     if heads not in HEADS:
@@ -234,8 +238,9 @@ def build_net(arch: dict[str, Any], spec: dict[str, Any]):
             self.factored = heads == "factored"
             self.lookup = lookup
             self.memory = memory
+            self.memory_mode = memory_mode
             if memory:  # how often this game played the action from here (agents/memory.py)
-                self.tried_emb = nn.Embedding(LEVELS, e)
+                self.tried_emb = nn.Embedding(MODES[memory_mode], e)
                 nn.init.zeros_(self.tried_emb.weight)
             if lookup:  # the embeddings of the card moved and of the card it goes on
                 self.depth_col = int(spec["depth_col"])
@@ -297,7 +302,7 @@ def build_net(arch: dict[str, Any], spec: dict[str, Any]):
                 z = z + self._moved_cards(cards, loc, h, rows, acts)
             if self.memory:  # never played from here when not told
                 t = torch.zeros_like(acts) if tried is None else tried[rows, acts].long()
-                z = z + self.tried_emb(t.clamp(0, LEVELS - 1))
+                z = z + self.tried_emb(t.clamp(0, self.tried_emb.num_embeddings - 1))
             z = torch.relu(z)
             out = torch.full(mask.shape, float("-inf"), dtype=obs.dtype, device=obs.device)
             out[rows, acts] = self.out(z).squeeze(-1) + self.bias[acts]
@@ -405,7 +410,7 @@ class PolicyAgent(Agent):
         tried = None
         if getattr(self.net, "memory", False):
             if self.memory is None or self.memory.n != b:
-                self.memory = PlayMemory(b)
+                self.memory = PlayMemory(b, self.net.memory_mode)
             self.memory.forget(np.asarray(starts, bool))
             tried = self.memory.counts(obs, masks)
         out = _masked_choice(self.scores(obs, masks, self.prev, tried), masks,

@@ -187,9 +187,18 @@ def teach_deal(
     student: Agent | None = None,
     max_nodes: int = DEFAULT_MAX_NODES,
     max_steps: int | None = None,
+    stop_unsafe: int = 0,
 ) -> Episode:
     """Play ``deal`` to its end (won, no legal move, or ``max_steps``: the env's step limit by
-    default) with the teacher's labels, or with ``student``'s moves labelled by the teacher."""
+    default) with the teacher's labels, or with ``student``'s moves labelled by the teacher.
+
+    ``stop_unsafe`` (0: never) ends the game after that many positions in a row without a safe
+    label (all of them recorded). A student's game is then almost always lost already, and the
+    rest of it would cost the most solver calls (every try fails) for the labels a trainer
+    weighs least; on Réfléchi draw 1 a student's lost game left to the step limit has 30–130
+    safe positions of 1000."""
+    if not isinstance(stop_unsafe, int) or isinstance(stop_unsafe, bool) or stop_unsafe < 0:
+        raise ValueError(f"stop_unsafe must be a non-negative integer, not {stop_unsafe!r}")
     opts = EnvOptions.build(game, **(options or {}), split="eval")
     core = EnvCore(opts, 1)
     core.deal(np.zeros(1, np.int64), np.array([deal], np.int64))
@@ -202,8 +211,12 @@ def teach_deal(
     obs, masks, labels, safe, played = [], [], [], [], []
     act = np.zeros(1, np.int64)
     first = True
+    unsafe_run = 0
     while not core.won[0] and core.counts[0] > 0 and len(labels) < limit:
+        if stop_unsafe and unsafe_run >= stop_unsafe:
+            break
         a, ok = teacher.label(core)
+        unsafe_run = 0 if ok else unsafe_run + 1
         p = a
         if student is not None:
             p = int(
@@ -270,6 +283,7 @@ def teach_chunk(task: dict) -> dict:
             EVAL_SPLIT_END + i,
             student=student,
             max_nodes=task.get("max_nodes", DEFAULT_MAX_NODES),
+            stop_unsafe=task.get("stop_unsafe", 0),
         )
         for i in range(task["lo"], task["hi"])
     ]
@@ -280,6 +294,7 @@ def teach_chunk(task: dict) -> dict:
         "deals": [task["lo"], task["hi"]],
         "student": str(task.get("student") or ""),
         "max_nodes": task.get("max_nodes", DEFAULT_MAX_NODES),
+        "stop_unsafe": task.get("stop_unsafe", 0),
         "teacher": "safe-greedy",
     }
     from solitaire_gym.envs.observation import layout_id
@@ -330,6 +345,7 @@ def make_shards(
     *,
     student: str | os.PathLike[str] | None = None,
     max_nodes: int = DEFAULT_MAX_NODES,
+    stop_unsafe: int = 0,
     chunk: int = 25,
     jobs: int = 1,
     progress: bool = True,
@@ -339,14 +355,18 @@ def make_shards(
     on ``jobs`` processes, or as Ray tasks with ``ray`` (an address, or ``"local"``: see
     ``solitaire_gym.distributed``; the workers send their shards back and this process writes
     them, so a cluster needs no shared disk). Shards already there are kept (the same command
-    resumes). Returns the totals of the shards made now."""
+    resumes). ``stop_unsafe``: see :func:`teach_deal`. Returns the totals of the shards made
+    now."""
     from agents.play import VARIANTS
 
     if variant not in VARIANTS:
         raise ValueError(f"variant {variant!r} is not one of {', '.join(VARIANTS)}")
-    for name, v in (("lo", lo), ("hi", hi), ("chunk", chunk), ("jobs", jobs)):
-        if not isinstance(v, int) or isinstance(v, bool) or v < (0 if name == "lo" else 1):
-            raise ValueError(f"{name} must be a non-negative integer, not {v!r}")
+    for name, v in (("lo", lo), ("hi", hi), ("chunk", chunk), ("jobs", jobs),
+                    ("stop_unsafe", stop_unsafe)):  # fmt: skip
+        least = 1 if name in ("hi", "chunk", "jobs") else 0
+        if not isinstance(v, int) or isinstance(v, bool) or v < least:
+            kind = "a positive" if least else "a non-negative"
+            raise ValueError(f"{name} must be {kind} integer, not {v!r}")
     if hi <= lo:
         raise ValueError(f"no deals in {lo} … {hi - 1}")
     out = Path(out)
@@ -356,7 +376,7 @@ def make_shards(
         if not (out / chunk_name(a, b)).exists():
             tasks.append({"variant": variant, "lo": a, "hi": b, "out": str(out),
                           "student": str(student) if student else None,
-                          "max_nodes": max_nodes})  # fmt: skip
+                          "max_nodes": max_nodes, "stop_unsafe": stop_unsafe})  # fmt: skip
     totals = {"deals": 0, "positions": 0, "won": 0, "unsafe": 0, "solver_calls": 0}
     bar = None
     if progress:

@@ -29,6 +29,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", required=True, help="folder of the shards")
     ap.add_argument("--student", default=None, help="policy checkpoint that plays (DAgger)")
     ap.add_argument("--max-nodes", type=int, default=DEFAULT_MAX_NODES)
+    ap.add_argument("--stop-unsafe", type=int, default=0, metavar="N",
+                    help="end a game after N positions in a row with no label proven safe "
+                         "(0: play to the end)")  # fmt: skip
     ap.add_argument("--chunk", type=int, default=25, help="deals per shard")
     ap.add_argument("--jobs", type=int, default=1)
     add_ray_argument(ap)
@@ -40,7 +43,8 @@ def main(argv: list[str] | None = None) -> int:
             raise ValueError("--deals must be one range, e.g. 0..999")
         t0 = time.perf_counter()
         totals = make_shards(args.variant, lo, hi, args.out, student=args.student,
-                             max_nodes=args.max_nodes, chunk=args.chunk, jobs=args.jobs,
+                             max_nodes=args.max_nodes, stop_unsafe=args.stop_unsafe,
+                             chunk=args.chunk, jobs=args.jobs,
                              ray=args.ray)  # fmt: skip
     except (ValueError, OSError, SolitaireError) as e:
         print(f"teacher_data: {e}", file=sys.stderr)

@@ -56,6 +56,8 @@ def main(argv: list[str] | None = None) -> int:
         help="cards network: also see how often its game played each action from this "
         "position (agents/memory.py)",
     )
+    ap.add_argument("--memory-mode", default="count",
+                    help="what the memory shows: count or relative (agents/memory.py)")  # fmt: skip
     ap.add_argument("--rank-weight", type=float, default=1.0)
     ap.add_argument("--safe-weight", type=float, default=1.0)
     ap.add_argument("--epochs", type=int, default=6)
@@ -74,7 +76,8 @@ def main(argv: list[str] | None = None) -> int:
             "name": "train_policy", "variant": args.variant, "seed": args.seed,
             "torch_threads": args.torch_threads,
             "arch": {"kind": args.arch, "hidden": args.hidden, "layers": args.layers,
-                     "heads": args.heads, "lookup": args.lookup, "memory": args.memory},
+                     "heads": args.heads, "lookup": args.lookup, "memory": args.memory,
+                     "memory_mode": args.memory_mode},
             "train": {"epochs": args.epochs, "batch_size": args.batch_size,
                       "learning_rate": args.lr, "unsafe_weight": args.unsafe_weight,
                       "rank_weight": args.rank_weight, "safe_weight": args.safe_weight},
@@ -90,7 +93,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.heads == "factored":
         data["gorder"] = teacher_orders(data, game, options)
     if args.memory:
-        data["tried"] = tried_counts(data["obs"], data["masks"], data["played"], data["episode"])
+        data["tried"] = tried_counts(data["obs"], data["masks"], data["played"], data["episode"],
+                                     args.memory_mode)  # fmt: skip
     if args.teacher_wins_only:
         data = teacher_wins_only(data)
     print(f"{len(paths)} shards, {len(data['labels'])} positions", flush=True)
@@ -101,6 +105,7 @@ def main(argv: list[str] | None = None) -> int:
         "heads": args.heads,
         "lookup": args.lookup,
         "memory": args.memory,
+        "memory_mode": args.memory_mode,
     }
     torch.manual_seed(args.seed)
     net = build_net(arch, game_spec(game, options))

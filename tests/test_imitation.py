@@ -369,3 +369,19 @@ def test_lookup_network_finds_the_card_each_action_moves(variant):
             core.step(np.array([a]))
         played.clear()
     assert checked > 50
+
+
+def test_a_student_game_stops_after_a_run_of_unsafe_labels():
+    """stop_unsafe=N ends a game at the N-th position in a row with no safe label, and no
+    sooner; the positions of that run are kept."""
+    kw = {"student": RandomAgent(seed=2), "max_steps": 150, "max_nodes": 2000}
+    full = teach_deal(*SH, EVAL_SPLIT_END + 7, **kw)
+    runs = np.diff(np.r_[0, np.flatnonzero(full.safe) + 1, len(full.safe) + 1]) - 1
+    assert runs.max() > 3, "the random student never lost the game: the test shows nothing"
+    cut = teach_deal(*SH, EVAL_SPLIT_END + 7, stop_unsafe=3, **kw)
+    n = len(cut.labels)
+    assert n < len(full.labels)
+    assert not cut.safe[-3:].any() and (n == 3 or cut.safe[-4])  # ends on its first run of 3
+    assert np.array_equal(cut.labels, full.labels[:n]) and np.array_equal(cut.safe, full.safe[:n])
+    with pytest.raises(ValueError, match="stop_unsafe must be a non-negative integer"):
+        teach_deal(*SH, EVAL_SPLIT_END, stop_unsafe=-1)

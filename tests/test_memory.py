@@ -9,7 +9,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from agents.memory import LEVELS, PlayMemory, tried_counts  # noqa: E402
+from agents.memory import LEVELS, MODES, PlayMemory, tried_counts  # noqa: E402
 from agents.play import VARIANTS, eval_deals, play_deals  # noqa: E402
 from agents.policy import (  # noqa: E402
     CheckpointError,
@@ -24,20 +24,36 @@ SH = VARIANTS["SH1-C4"]
 ARCH = {"kind": "cards", "hidden": 16, "layers": 1}
 
 
-def test_play_memory_counts_each_game_apart_and_forgets():
+def _reference(plays: dict, position: int, legal, mode: str) -> dict:
+    """What a memory of ``mode`` shows for each ``legal`` action of ``position``, from a dict of
+    (position, action) -> plays: the spec of agents/memory.py, written out plainly."""
+    raw = {a: plays.get((position, a), 0) for a in legal}
+    least = min(raw.values(), default=0)
+    cap = LEVELS - 1
+    if mode == "count":
+        return {a: min(c, cap) for a, c in raw.items()}
+    return {a: min(c, cap) * LEVELS + min(c - least, cap) for a, c in raw.items()}
+
+
+@pytest.mark.parametrize("mode", list(MODES))
+def test_play_memory_counts_each_game_apart_and_forgets(mode):
     rng = np.random.default_rng(0)
     positions = rng.random((3, 7)).astype(np.float32)  # three positions, seven values
     n, n_act = 2, 5
-    mem = PlayMemory(n)
+    mem = PlayMemory(n, mode)
     want = [{}, {}]  # per game: (position, action) -> plays
-    masks = np.ones((n, n_act), bool)
-    for _ in range(60):
+    relative_seen = set()
+    for _ in range(200):
         which = rng.integers(0, 3, n)
         obs = positions[which]
+        masks = rng.random((n, n_act)) < 0.7
         got = mem.counts(obs, masks)
         for b in range(n):
+            ref = _reference(want[b], which[b], np.flatnonzero(masks[b]), mode)
             for a in range(n_act):
-                assert got[b, a] == min(want[b].get((which[b], a), 0), LEVELS - 1)
+                assert got[b, a] == ref.get(a, 0), (mode, b, a)
+                assert got[b, a] < MODES[mode]
+                relative_seen.add(int(got[b, a]) % LEVELS)
         acts = rng.integers(0, n_act, n)
         active = rng.random(n) < 0.8
         mem.record(obs, acts, active)
@@ -45,6 +61,9 @@ def test_play_memory_counts_each_game_apart_and_forgets():
             key = (which[b], acts[b])
             want[b][key] = want[b].get(key, 0) + 1
     assert any(v >= LEVELS for w in want for v in w.values())  # the cap was reached
+    if mode == "relative":  # every distance from the least-played action was met
+        assert relative_seen == set(range(LEVELS))
+    masks = np.ones((n, n_act), bool)
     kept = mem.counts(positions[[0, 0]], masks)[1].copy()
     mem.forget(np.array([True, False]))
     after = mem.counts(positions[[0, 0]], masks)
@@ -69,6 +88,15 @@ def test_play_memory_refuses_bad_input(call, message):
     assert not mem.used.any()
 
 
+def test_an_unknown_memory_mode_is_refused_by_name():
+    with pytest.raises(ValueError, match="memory mode must be one of count, relative, not 'x'"):
+        PlayMemory(1, "x")
+    with pytest.raises(ValueError, match="memory mode"):
+        tried_counts(np.zeros((1, 2)), np.ones((1, 3), bool), np.zeros(1, int), np.zeros(1), "x")
+    with pytest.raises(CheckpointError, match="memory_mode='x'"):
+        build_net({**ARCH, "memory": True, "memory_mode": "x"}, game_spec(*SH))
+
+
 def test_a_full_table_stops_remembering_new_positions():
     from agents.memory import FULL
 
@@ -81,12 +109,13 @@ def test_a_full_table_stops_remembering_new_positions():
     assert mem.used[0] == FULL
 
 
-@pytest.mark.parametrize("variant", ["TF1-D1N", "DS1-D1N"])
-def test_training_counts_are_the_counts_play_shows(variant):
+@pytest.mark.parametrize("variant, mode",
+                         [("TF1-D1N", "count"), ("DS1-D1N", "count"), ("TF1-D1N", "relative")])  # fmt: skip
+def test_training_counts_are_the_counts_play_shows(variant, mode):
     """tried_counts over a stored game equals what the agent saw while playing it."""
     game, options = VARIANTS[variant]
     torch.manual_seed(1)
-    arch = {**ARCH, "memory": True}
+    arch = {**ARCH, "memory": True, "memory_mode": mode}
     net = build_net(arch, game_spec(game, options))
     with torch.no_grad():
         net.tried_emb.weight.normal_()  # a trained network's memory matters
@@ -109,7 +138,7 @@ def test_training_counts_are_the_counts_play_shows(variant):
         masks = np.concatenate([m for _, m, *_ in seen])
         tried = np.concatenate([t for _, _, t, _ in seen])
         played = np.concatenate([a for *_, a in seen])
-        again = tried_counts(obs, masks, played, np.zeros(len(played), np.int64))
+        again = tried_counts(obs, masks, played, np.zeros(len(played), np.int64), mode)
         assert np.array_equal(again, tried)
         revisits += int(tried.any())
     assert revisits, "no game came back to a position: the test shows nothing"
@@ -146,12 +175,47 @@ def test_memory_network_is_the_plain_network_until_trained(tmp_path):
     assert np.allclose(agent.scores(obs, masks, tried=tried), changed.numpy())
 
 
+def test_a_relative_memory_checkpoint_keeps_its_mode(tmp_path):
+    arch = {**ARCH, "memory": True, "memory_mode": "relative"}
+    torch.manual_seed(3)
+    net = build_net(arch, game_spec(*SH))
+    assert net.tried_emb.num_embeddings == MODES["relative"]
+    with torch.no_grad():
+        net.tried_emb.weight.normal_()
+    p = tmp_path / "r.npz"
+    save_policy(p, net, {**SH_META, "arch": arch})
+    agent = load_policy(p, game=SH[0], options=SH[1])
+    assert agent.net.memory_mode == "relative"
+    obs, masks = _positions()
+    tried = np.where(masks, MODES["relative"] - 1, 0)
+    with torch.no_grad():
+        want = net(torch.from_numpy(obs), torch.from_numpy(masks),
+                   tried=torch.from_numpy(tried)).numpy()  # fmt: skip
+    assert np.allclose(agent.scores(obs, masks, tried=tried), want)
+    agent.act(obs, masks, starts=np.ones(len(obs), bool), active=np.ones(len(obs), bool))
+    assert agent.memory.mode == "relative"  # play keeps the memory the network was trained on
+
+
 def test_memory_needs_a_cards_network():
     spec = game_spec(*SH)
     with pytest.raises(CheckpointError, match="memory=true needs kind 'cards'"):
         build_net({"kind": "mlp", "hidden": 8, "memory": True}, spec)
     with pytest.raises(CheckpointError, match="memory=1"):
         build_net({**ARCH, "memory": 1}, spec)
+
+
+def test_a_memory_mode_needs_a_memory_in_a_config():
+    from agents.config import ConfigError
+    from agents.imitation import check_imitation_config
+
+    cfg = {"name": "x", "variant": "SH1-C4", "arch": {"kind": "cards", "memory_mode": "relative"}}
+    with pytest.raises(ConfigError, match=r"arch\.memory_mode needs arch\.memory true"):
+        check_imitation_config(cfg)
+    cfg["arch"]["memory_mode"] = "often"
+    with pytest.raises(ConfigError, match=r"arch\.memory_mode must be one of count, relative"):
+        check_imitation_config(cfg)
+    cfg["arch"].update(memory=True, memory_mode="relative")
+    assert check_imitation_config(cfg).arch["memory_mode"] == "relative"
 
 
 def test_fit_needs_and_uses_the_counts():
