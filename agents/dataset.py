@@ -108,9 +108,11 @@ def load_shards(
     ``labels``, ``safe``, ``played``, ``episode``, ``prev`` (the action played before each
     position in its game, N for the first); plus ``deals`` and ``won`` per deal. With
     ``variant``, refuse a shard of another game variant (its observation or action layout may
-    differ)."""
+    differ). Refuse two shards that hold the same deal (e.g. a folder that holds the shards of
+    two chunkings): its games would count twice."""
     parts: dict[str, list[np.ndarray]] = {}
     n_act = None
+    holder: dict[int, str] = {}
     for p in paths:
         meta = read_meta(p)
         if variant is not None and meta.get("variant") != variant:
@@ -129,6 +131,10 @@ def load_shards(
             parts.setdefault("masks", []).append(masks)
             for k in ("labels", "safe", "played", "episode", "deals", "won"):
                 parts.setdefault(k, []).append(z[k])
+            for d in z["deals"].tolist():
+                if d in holder:
+                    raise ShardError(f"{holder[d]} and {p} both hold training deal {d}")
+                holder[d] = str(p)
     if not parts:
         raise ShardError("no shards to load")
     out = {k: np.concatenate(v) for k, v in parts.items()}

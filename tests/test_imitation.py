@@ -77,6 +77,11 @@ def test_shards_round_trip_bit_for_bit(tmp_path, episodes):
     assert p.stat().st_size < obs.nbytes / 8  # compact: far less than float32
     with pytest.raises(ShardError, match="not 'TF1-D1N'"):
         load_shards([p], variant="TF1-D1N")
+    # two shards holding the same deal (two chunkings of one folder) are refused by name
+    q = tmp_path / "t.npz"
+    write_shard(q, episodes[1:], {"variant": "SH1-C4"})
+    with pytest.raises(ShardError, match=f"{p} and {q} both hold training deal {episodes[1].deal}"):
+        load_shards([p, q], variant="SH1-C4")
 
 
 @pytest.mark.parametrize("kind", ["mlp", "cards"])
