@@ -390,3 +390,39 @@ def test_a_student_game_stops_after_a_run_of_unsafe_labels():
     assert np.array_equal(cut.labels, full.labels[:n]) and np.array_equal(cut.safe, full.safe[:n])
     with pytest.raises(ValueError, match="stop_unsafe must be a non-negative integer"):
         teach_deal(*SH, EVAL_SPLIT_END, stop_unsafe=-1)
+
+
+def test_fatal_moves_finds_the_move_that_lost_each_game(tmp_path, capsys):
+    """experiments/fatal_moves.py on DAgger shards of a random student: each fatal move is the
+    student's, made where the teacher's label was safe, just before the first unsafe label; the
+    other-stock check rebuilds that very position."""
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "experiments" / "fatal_moves.py"
+    spec = importlib.util.spec_from_file_location("_exp_fatal_moves", path)
+    fm = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(fm)
+    tf = VARIANTS["TF1-D1N"]
+    eps = [teach_deal(*tf, EVAL_SPLIT_END + d, student=RandomAgent(seed=d), max_steps=60,
+                      max_nodes=3000, stop_unsafe=2) for d in range(4)]  # fmt: skip
+    shard = tmp_path / "s.npz"
+    write_shard(shard, eps, {"variant": "TF1-D1N"})
+    data = load_shards([shard], variant="TF1-D1N")
+    fatal = fm.fatal_moves(data, *tf)
+    assert fatal, "no random game was lost: the test shows nothing"
+    for f in fatal:
+        t = f["row"]
+        assert data["safe"][t] and not data["safe"][t + 1]
+        assert data["safe"][t - f["index"] : t + 1].all()  # the first unsafe label follows it
+        assert f["played"] == data["played"][t] != data["labels"][t] == f["label"]
+    got = fm.other_stocks(data, fatal[0], *tf, 1, np.random.default_rng(0), max_nodes=3000)
+    if got is not None:  # no recycle before it: the real stock, then one other order
+        assert len(got) == 2
+        assert all(v in ("solvable", "unsolvable", "unknown") for pair in got for v in pair)
+        assert got[0][1] != "unsolvable"  # the label was shown winnable: never proven lost
+    assert fm.main(["TF1-D1N", str(shard)]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["games"] == 4 and report["fatal_moves"] == len(fatal)
+    assert fm.main(["SH1-C4", str(shard), "--stocks", "2"]) == 2  # reshuffles: Réfléchi only
+    assert fm.main(["TF1-D1N", str(tmp_path / "none*.npz")]) == 2  # no shard: a clear error
