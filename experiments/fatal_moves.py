@@ -6,9 +6,11 @@
 In a DAgger shard (``experiments/teacher_data.py --student``) the student plays and the teacher
 labels every position. A game whose labels stop being safe (the teacher shows no move winnable)
 was lost by the student's move just before: the *fatal move*, played where the teacher's label
-was safe and different. For each, this reports whether the student played the greedy player's
-first choice there (the teacher's order is greedy's: ``agents.teacher.teacher_orders``) or the
-teacher's label was greedy's first choice and the student left it.
+was safe and different. A game not won whose every position was winnable went round in circles
+(or ran out of moves) instead. For each fatal move, this reports whether the student played the
+greedy player's first choice there (the teacher's order is greedy's:
+``agents.teacher.teacher_orders``) or the teacher's label was greedy's first choice and the
+student left it.
 
 ``--stocks K`` (Solitaire Réfléchi, draw 1): for each fatal move where the student played
 greedy's first choice, made before the stock was ever turned over (so the player has seen no
@@ -114,10 +116,17 @@ def main(argv: list[str] | None = None) -> int:
     game, options = VARIANTS[args.variant]
     games = len(np.unique(data["episode"]))
     fatal = fatal_moves(data, game, options)
+    won = dict(zip(data["deals"].tolist(), data["won"].tolist(), strict=True))
+    ep = data["episode"]
+    starts = np.r_[0, np.flatnonzero(ep[1:] != ep[:-1]) + 1, len(ep)]
+    # games never won although the teacher found a winning move at every position they met
+    all_safe = sum(not won[int(ep[a])] and bool(data["safe"][a:b].all())
+                   for a, b in itertools.pairwise(starts))  # fmt: skip
     student_greedy = [f for f in fatal if f["played"] == f["greedy_first"]]
     report = {
         "shards": len(paths), "games": games, "won": int(data["won"].sum()),
         "fatal_moves": len(fatal),
+        "lost_with_every_position_winnable": int(all_safe),
         "student_played_greedy_first": len(student_greedy),
         "label_was_greedy_first": sum(f["label"] == f["greedy_first"] for f in fatal),
         "fatal_move_index_quartiles": np.percentile([f["index"] for f in fatal],

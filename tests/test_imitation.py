@@ -424,5 +424,6 @@ def test_fatal_moves_finds_the_move_that_lost_each_game(tmp_path, capsys):
     assert fm.main(["TF1-D1N", str(shard)]) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["games"] == 4 and report["fatal_moves"] == len(fatal)
+    assert 0 <= report["lost_with_every_position_winnable"] <= 4 - len(fatal)
     assert fm.main(["SH1-C4", str(shard), "--stocks", "2"]) == 2  # reshuffles: Réfléchi only
     assert fm.main(["TF1-D1N", str(tmp_path / "none*.npz")]) == 2  # no shard: a clear error
