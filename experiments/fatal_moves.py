@@ -39,13 +39,16 @@ from agents.teacher import DEFAULT_MAX_NODES, prove, teacher_orders
 def fatal_moves(data: dict, game: str, options: dict | None = None) -> list[dict]:
     """The fatal move of each lost game of ``data`` (:func:`agents.dataset.load_shards`), as
     ``{"deal", "index" (position in its game), "row" (in data), "played", "label",
-    "greedy_first"}``. Games whose first position is unsafe, or whose last safe label was
-    played itself, have none."""
+    "greedy_first"}``. Won games, games whose first position is unsafe, and games whose last
+    safe label was played itself have none."""
     go = teacher_orders(data, game, options, k=1)[:, 0]
     ep, safe, lab, pl = data["episode"], data["safe"], data["labels"], data["played"]
+    won = dict(zip(data["deals"].tolist(), data["won"].tolist(), strict=True))
     starts = np.r_[0, np.flatnonzero(ep[1:] != ep[:-1]) + 1, len(ep)]
     out = []
     for a, b in itertools.pairwise(starts):
+        if won[int(ep[a])]:  # an unproven stretch the student won through anyway
+            continue
         bad = np.flatnonzero(~safe[a:b])
         if not len(bad) or bad[0] == 0:
             continue

@@ -411,7 +411,9 @@ def test_fatal_moves_finds_the_move_that_lost_each_game(tmp_path, capsys):
     data = load_shards([shard], variant="TF1-D1N")
     fatal = fm.fatal_moves(data, *tf)
     assert fatal, "no random game was lost: the test shows nothing"
+    won = dict(zip(data["deals"].tolist(), data["won"].tolist(), strict=True))
     for f in fatal:
+        assert not won[f["deal"]]  # a fatal move loses its game
         t = f["row"]
         assert data["safe"][t] and not data["safe"][t + 1]
         assert data["safe"][t - f["index"] : t + 1].all()  # the first unsafe label follows it
