@@ -344,9 +344,11 @@ def test_a_ray_start_cluster_by_its_addresses(reference):
             for _attempt in range(2):
                 done = subprocess.run(cmd, cwd=ROOT, env=dict(env, **extra), capture_output=True,
                                       text=True, timeout=300)  # fmt: skip
-                # Ray's client proxy once failed to start its per-client server on this busy
-                # shared machine (a Ray hiccup, gone when run again): one more try, then fail
-                if "Starting Ray client server failed" not in done.stderr:
+                # Ray's client proxy has twice failed on this busy shared machine, inside Ray
+                # (gone when run again): once starting its per-client server, once in psutil on
+                # a worker it had just reaped ("ZombieProcess"). One more try, then fail
+                hiccups = ("Starting Ray client server failed", "psutil.ZombieProcess")
+                if not any(h in done.stderr for h in hiccups):
                     break
             logs = sorted(Path(temp).glob("session_latest/logs/ray_client_server*.err"))
             assert done.returncode == 0, (address, done.stderr[-2000:],
