@@ -75,10 +75,9 @@ def _record(obs, actions, active, keys, counts, used):
         counts[b, slot] += 1
 
 
-def _check_mode(mode: str) -> bool:
+def _check_mode(mode: str) -> None:
     if mode not in MODES:
         raise ValueError(f"memory mode must be one of {', '.join(MODES)}, not {mode!r}")
-    return mode == "relative"
 
 
 class PlayMemory:
@@ -88,7 +87,7 @@ class PlayMemory:
     def __init__(self, n: int, mode: str = "count") -> None:
         if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
             raise ValueError(f"PlayMemory needs 1 or more games, not {n!r}")
-        self.relative = _check_mode(mode)
+        _check_mode(mode)
         self.mode = mode
         self.n = int(n)
         self.keys = np.zeros((self.n, TABLE), np.uint64)
@@ -112,7 +111,7 @@ class PlayMemory:
         actions)."""
         obs, masks = self._batch(obs, masks)
         out = np.zeros(masks.shape, np.uint8)
-        _counts(obs, masks, self.keys, self.table, self.relative, out)
+        _counts(obs, masks, self.keys, self.table, self.mode == "relative", out)
         return out
 
     def record(self, obs: np.ndarray, actions: np.ndarray, active: np.ndarray) -> None:
@@ -152,7 +151,7 @@ def tried_counts(obs: np.ndarray, masks: np.ndarray, played: np.ndarray,
     deal of each, ``played`` the action played there): the counts a :class:`PlayMemory` of
     ``mode`` shows at each position, (T, N) uint8. A new game starts where ``episode``
     changes."""
-    relative = _check_mode(mode)
+    _check_mode(mode)
     obs = np.ascontiguousarray(obs, np.float32)
     masks = np.ascontiguousarray(masks, bool)
     played, episode = np.asarray(played), np.asarray(episode)
@@ -165,7 +164,7 @@ def tried_counts(obs: np.ndarray, masks: np.ndarray, played: np.ndarray,
     out = np.zeros(masks.shape, np.uint8)
     mem = PlayMemory(1)
     _along(obs, masks, played.astype(np.int64), episode.astype(np.int64), mem.keys, mem.table,
-           mem.used, relative, out)  # fmt: skip
+           mem.used, mode == "relative", out)  # fmt: skip
     return out
 
 

@@ -36,6 +36,13 @@ from agents.play import VARIANTS
 from agents.teacher import DEFAULT_MAX_NODES, prove, teacher_orders
 
 
+def _games(data: dict) -> tuple[np.ndarray, dict[int, bool]]:
+    """Where each stored game starts (and the end), and whether each deal was won."""
+    ep = data["episode"]
+    starts = np.r_[0, np.flatnonzero(ep[1:] != ep[:-1]) + 1, len(ep)]
+    return starts, dict(zip(data["deals"].tolist(), data["won"].tolist(), strict=True))
+
+
 def fatal_moves(data: dict, game: str, options: dict | None = None) -> list[dict]:
     """The fatal move of each lost game of ``data`` (:func:`agents.dataset.load_shards`), as
     ``{"deal", "index" (position in its game), "row" (in data), "played", "label",
@@ -43,8 +50,7 @@ def fatal_moves(data: dict, game: str, options: dict | None = None) -> list[dict
     safe label was played itself have none."""
     go = teacher_orders(data, game, options, k=1)[:, 0]
     ep, safe, lab, pl = data["episode"], data["safe"], data["labels"], data["played"]
-    won = dict(zip(data["deals"].tolist(), data["won"].tolist(), strict=True))
-    starts = np.r_[0, np.flatnonzero(ep[1:] != ep[:-1]) + 1, len(ep)]
+    starts, won = _games(data)
     out = []
     for a, b in itertools.pairwise(starts):
         if won[int(ep[a])]:  # an unproven stretch the student won through anyway
@@ -119,9 +125,8 @@ def main(argv: list[str] | None = None) -> int:
     game, options = VARIANTS[args.variant]
     games = len(np.unique(data["episode"]))
     fatal = fatal_moves(data, game, options)
-    won = dict(zip(data["deals"].tolist(), data["won"].tolist(), strict=True))
+    starts, won = _games(data)
     ep = data["episode"]
-    starts = np.r_[0, np.flatnonzero(ep[1:] != ep[:-1]) + 1, len(ep)]
     # games never won although the teacher found a winning move at every position they met
     all_safe = sum(not won[int(ep[a])] and bool(data["safe"][a:b].all())
                    for a, b in itertools.pairwise(starts))  # fmt: skip
