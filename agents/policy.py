@@ -10,8 +10,9 @@ agent, never chosen):
   shared by all cards; the card embeddings are summed per place (each tableau column, the
   foundations, the waste, the stock, each free cell, and all cells together) using the card's
   location flags; a global vector comes from the pile block and the mean card. The score of an
-  action is a small MLP over the sum of the embeddings of its source and target places, of its
-  kind and run length, and of the global vector, plus a bias per action. Sources and targets come
+  action is an MLP of ``layers`` ReLU layers of ``hidden`` units over the sum of the embeddings
+  of its source and target places, of its kind and run length, and of the global vector (the
+  first layer is that sum), plus a bias per action. Sources and targets come
   from the engine's action table (``engine.actions.decode``) and the places from the observation
   layout (``obs_layout``), so nothing here restates either.
 
@@ -261,6 +262,11 @@ def build_net(arch: dict[str, Any], spec: dict[str, Any]):
             for k in ("src", "dst", "kind", "run"):
                 self.register_buffer(k, torch.as_tensor(spec[k]), persistent=False)
             self.n_places = n_places
+            # the action MLP's further layers (made last: a one-layer network is initialised
+            # exactly as before this option existed)
+            self.head = nn.Sequential(
+                *(m for _ in range(layers - 1) for m in (nn.Linear(e, e), nn.ReLU()))
+            )
 
         def forward(self, obs, mask=None, prev=None, heads=False, tried=None):
             """Scores (B, N); with ``mask`` (B, N) bool only the legal actions are scored (the
@@ -303,7 +309,7 @@ def build_net(arch: dict[str, Any], spec: dict[str, Any]):
             if self.memory:  # never played from here when not told
                 t = torch.zeros_like(acts) if tried is None else tried[rows, acts].long()
                 z = z + self.tried_emb(t.clamp(0, self.tried_emb.num_embeddings - 1))
-            z = torch.relu(z)
+            z = self.head(torch.relu(z))
             out = torch.full(mask.shape, float("-inf"), dtype=obs.dtype, device=obs.device)
             out[rows, acts] = self.out(z).squeeze(-1) + self.bias[acts]
             if not heads:

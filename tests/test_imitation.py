@@ -109,6 +109,39 @@ def test_checkpoint_round_trip_and_refusals(tmp_path, kind):
         load_policy(old)
 
 
+def test_layers_deepen_the_cards_network_action_mlp(tmp_path):
+    """``layers`` is the depth of a cards network's action MLP: each layer past the first adds
+    weights and changes the scores; one layer is the network with no such weights at all (as
+    every one-layer checkpoint was saved). A checkpoint that records more layers than its
+    weights hold is refused by name, not loaded half-initialised."""
+    spec = game_spec(*SH)
+    obs = np.random.default_rng(1).random((4, spec["obs_dim"]), dtype=np.float32)
+    nets, scores = {}, {}
+    for layers in (1, 2, 3):
+        torch.manual_seed(0)
+        nets[layers] = build_net({"kind": "cards", "hidden": 16, "layers": layers}, spec)
+        with torch.no_grad():
+            scores[layers] = nets[layers](torch.from_numpy(obs)).numpy()
+    head = {n: {k for k in net.state_dict() if k.startswith("head.")} for n, net in nets.items()}
+    assert head[1] == set() and len(head[2]) == 2 and len(head[3]) == 4
+    # made last, the extra layers leave every other weight's initialisation as it was
+    shared = nets[1].state_dict()
+    assert all(torch.equal(v, nets[2].state_dict()[k]) for k, v in shared.items())
+    assert not np.allclose(scores[1], scores[2]) and not np.allclose(scores[2], scores[3])
+    p = tmp_path / "one.npz"
+    meta = {"game": SH[0], "options": SH[1], "variant": "SH1-C4",
+            "arch": {"kind": "cards", "hidden": 16, "layers": 1}}  # fmt: skip
+    save_policy(p, nets[1], meta)
+    z = dict(np.load(p))
+    m = json.loads(bytes(z["meta"]).decode())
+    m["arch"]["layers"] = 2
+    z["meta"] = np.frombuffer(json.dumps(m).encode(), np.uint8)
+    wrong = tmp_path / "wrong.npz"
+    np.savez(wrong, **z)
+    with pytest.raises(CheckpointError, match="do not fit architecture"):
+        load_policy(wrong)
+
+
 class _Boom:
     def __reduce__(self):
         return (print, ("PICKLE RAN",))
