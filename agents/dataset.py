@@ -92,6 +92,17 @@ def read_meta(path: str | os.PathLike[str]) -> dict[str, Any]:
             raise ShardError(f"{path}: no readable metadata ({e})") from None
 
 
+def game_starts(episode: np.ndarray) -> np.ndarray:
+    """For positions stored game after game (``episode``: each one's deal): the row where each
+    game starts, then the number of rows, so game ``i`` is rows ``[s[i], s[i + 1])``."""
+    return np.r_[0, np.flatnonzero(episode[1:] != episode[:-1]) + 1, len(episode)]
+
+
+def won_deals(data: dict[str, np.ndarray]) -> dict[int, bool]:
+    """Whether each deal of ``data`` (:func:`load_shards`) was won."""
+    return dict(zip(data["deals"].tolist(), data["won"].tolist(), strict=True))
+
+
 def previous_actions(episode: np.ndarray, played: np.ndarray, n_actions: int) -> np.ndarray:
     """For positions stored game after game: the action played just before each one in its
     game (``n_actions`` for a game's first position)."""

@@ -36,6 +36,7 @@ import numpy as np
 import yaml
 
 from agents.config import _NUM, CheckedConfig, ConfigError, _merge
+from agents.dataset import game_starts, won_deals
 from agents.memory import MODES
 from agents.play import VALIDATION_START, VARIANTS, eval_deals, play_deals
 from agents.policy import (
@@ -146,12 +147,11 @@ def load_imitation_config(path: str | Path) -> ImitationConfig:
 def teacher_wins_only(data: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     """``data`` without the positions of the games the teacher played itself and did not win
     (it went round in circles or lost: ``agents/teacher.py``); the student's games stay."""
-    won = dict(zip(data["deals"].tolist(), data["won"].tolist(), strict=True))
+    won = won_deals(data)
     ep = data["episode"]
     by_teacher = data["played"] == data["labels"]
-    starts = np.r_[0, np.flatnonzero(ep[1:] != ep[:-1]) + 1, len(ep)]
     keep = np.ones(len(ep), bool)
-    for a, b in itertools.pairwise(starts):
+    for a, b in itertools.pairwise(game_starts(ep)):
         if by_teacher[a:b].all() and not won[int(ep[a])]:
             keep[a:b] = False
     out = dict(data)

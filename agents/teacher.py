@@ -161,13 +161,14 @@ def teacher_orders(data: dict, game: str, options: dict | None = None,
     were tried and not shown winnable; the label was shown winnable when ``safe``; an unsafe
     position's first ``max_tries`` moves were all tried and failed. The winnability head of a
     ``heads="factored"`` network learns from these (:func:`agents.imitation.fit`)."""
+    from agents.dataset import game_starts  # (it imports this module)
+
     greedy = GreedyAgent(game, options)
     obs, masks, played, ep = data["obs"], data["masks"], data["played"], data["episode"]
     n = len(played)
     out = np.full((n, k), -1, np.int16)
     one = np.ones(1, bool)
-    starts = [0, *(np.flatnonzero(ep[1:] != ep[:-1]) + 1).tolist(), n]
-    for a, b in itertools.pairwise(starts):
+    for a, b in itertools.pairwise(game_starts(ep).tolist()):
         greedy.reset(1)
         for t in range(a, b):
             o = obs[t : t + 1]

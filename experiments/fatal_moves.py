@@ -31,16 +31,9 @@ import sys
 
 import numpy as np
 
-from agents.dataset import ShardError, load_shards
+from agents.dataset import ShardError, game_starts, load_shards, won_deals
 from agents.play import VARIANTS
 from agents.teacher import DEFAULT_MAX_NODES, prove, teacher_orders
-
-
-def _games(data: dict) -> tuple[np.ndarray, dict[int, bool]]:
-    """Where each stored game starts (and the end), and whether each deal was won."""
-    ep = data["episode"]
-    starts = np.r_[0, np.flatnonzero(ep[1:] != ep[:-1]) + 1, len(ep)]
-    return starts, dict(zip(data["deals"].tolist(), data["won"].tolist(), strict=True))
 
 
 def fatal_moves(data: dict, game: str, options: dict | None = None) -> list[dict]:
@@ -50,9 +43,9 @@ def fatal_moves(data: dict, game: str, options: dict | None = None) -> list[dict
     safe label was played itself have none."""
     go = teacher_orders(data, game, options, k=1)[:, 0]
     ep, safe, lab, pl = data["episode"], data["safe"], data["labels"], data["played"]
-    starts, won = _games(data)
+    won = won_deals(data)
     out = []
-    for a, b in itertools.pairwise(starts):
+    for a, b in itertools.pairwise(game_starts(ep)):
         if won[int(ep[a])]:  # an unproven stretch the student won through anyway
             continue
         bad = np.flatnonzero(~safe[a:b])
@@ -125,11 +118,10 @@ def main(argv: list[str] | None = None) -> int:
     game, options = VARIANTS[args.variant]
     games = len(np.unique(data["episode"]))
     fatal = fatal_moves(data, game, options)
-    starts, won = _games(data)
-    ep = data["episode"]
+    won, ep = won_deals(data), data["episode"]
     # games never won although the teacher found a winning move at every position they met
     all_safe = sum(not won[int(ep[a])] and bool(data["safe"][a:b].all())
-                   for a, b in itertools.pairwise(starts))  # fmt: skip
+                   for a, b in itertools.pairwise(game_starts(ep)))  # fmt: skip
     student_greedy = [f for f in fatal if f["played"] == f["greedy_first"]]
     report = {
         "shards": len(paths), "games": games, "won": int(data["won"].sum()),

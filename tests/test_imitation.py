@@ -13,7 +13,13 @@ torch = pytest.importorskip("torch")
 
 from agents.base import RandomAgent  # noqa: E402
 from agents.config import ConfigError  # noqa: E402
-from agents.dataset import ShardError, load_shards, previous_actions, write_shard  # noqa: E402
+from agents.dataset import (  # noqa: E402
+    ShardError,
+    load_shards,
+    previous_actions,
+    won_deals,
+    write_shard,
+)
 from agents.greedy import GreedyAgent  # noqa: E402
 from agents.imitation import best_play, check_imitation_config, fit  # noqa: E402
 from agents.play import VARIANTS, eval_deals, play_deals  # noqa: E402
@@ -444,7 +450,7 @@ def test_fatal_moves_finds_the_move_that_lost_each_game(tmp_path, capsys):
     data = load_shards([shard], variant="TF1-D1N")
     fatal = fm.fatal_moves(data, *tf)
     assert fatal, "no random game was lost: the test shows nothing"
-    won = dict(zip(data["deals"].tolist(), data["won"].tolist(), strict=True))
+    won = won_deals(data)
     for f in fatal:
         assert not won[f["deal"]]  # a fatal move loses its game
         t = f["row"]
