@@ -48,6 +48,7 @@ from agents.policy import (
     load_policy,
     save_policy,
 )
+from agents.teacher import ON_REPEAT
 
 SCHEMA: dict[str, Any] = {
     "name": (str, None),
@@ -65,7 +66,12 @@ SCHEMA: dict[str, Any] = {
         "memory_mode": (str, "count"),
         "heads": (str, "policy"),
     },
-    "teacher": {"deals": (int, 500), "max_nodes": (int, 20_000), "first_deal": (int, 0)},
+    "teacher": {
+        "deals": (int, 500),
+        "max_nodes": (int, 20_000),
+        "first_deal": (int, 0),
+        "on_repeat": (str, "greedy"),
+    },
     "dagger": {"rounds": (int, 2), "deals": (int, 250), "stop_unsafe": (int, 0)},
     "train": {
         "epochs": (int, 8),
@@ -108,6 +114,8 @@ def check_imitation_config(data: Any, where: str = "<dict>") -> ImitationConfig:
     for key in ("lookup", "memory"):
         if raw["arch"][key] and raw["arch"]["kind"] != "cards":
             raise ConfigError(f"{where}: arch.{key} needs arch.kind cards")
+    if raw["teacher"]["on_repeat"] not in ON_REPEAT:
+        raise ConfigError(f"{where}: teacher.on_repeat must be one of {', '.join(ON_REPEAT)}")
     if raw["arch"]["memory_mode"] not in MODES:
         raise ConfigError(f"{where}: arch.memory_mode must be one of {', '.join(MODES)}")
     if raw["arch"]["memory_mode"] != "count" and not raw["arch"]["memory"]:
@@ -394,7 +402,7 @@ class ImitationRun:
             make_shards(cfg.variant, a, b, self.out / "data" / f"round{r}", student=student,
                         max_nodes=cfg.teacher["max_nodes"], jobs=cfg.jobs,
                         stop_unsafe=cfg.dagger["stop_unsafe"] if r else 0,
-                        progress=progress)  # fmt: skip
+                        on_repeat=cfg.teacher["on_repeat"], progress=progress)  # fmt: skip
             timing[f"round{r}_data"] = round(time.perf_counter() - t0, 1)
             paths = sorted((self.out / "data").glob("round*/*.npz"))
             data = load_shards(paths, variant=cfg.variant)

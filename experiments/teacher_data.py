@@ -16,7 +16,7 @@ import json
 import sys
 import time
 
-from agents.teacher import DEFAULT_MAX_NODES, make_shards
+from agents.teacher import DEFAULT_MAX_NODES, ON_REPEAT, make_shards
 from solitaire_gym.distributed import add_ray_argument
 from solitaire_gym.errors import SolitaireError
 from solitaire_gym.solver.batch import parse_deals
@@ -32,6 +32,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--stop-unsafe", type=int, default=0, metavar="N",
                     help="end a game after N positions in a row with no label proven safe "
                          "(0: play to the end)")  # fmt: skip
+    ap.add_argument("--on-repeat", choices=ON_REPEAT, default="greedy",
+                    help="in a position met before: greedy's choice, or follow the solver's "
+                         "plan until a new most of foundation cards (agents/teacher.py)")  # fmt: skip
     ap.add_argument("--chunk", type=int, default=25, help="deals per shard")
     ap.add_argument("--jobs", type=int, default=1)
     add_ray_argument(ap)
@@ -44,6 +47,7 @@ def main(argv: list[str] | None = None) -> int:
         t0 = time.perf_counter()
         totals = make_shards(args.variant, lo, hi, args.out, student=args.student,
                              max_nodes=args.max_nodes, stop_unsafe=args.stop_unsafe,
+                             on_repeat=args.on_repeat,
                              chunk=args.chunk, jobs=args.jobs,
                              ray=args.ray)  # fmt: skip
     except (ValueError, OSError, SolitaireError) as e:

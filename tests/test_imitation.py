@@ -34,7 +34,7 @@ from agents.policy import (  # noqa: E402
     rule_scores,
     save_policy,
 )
-from agents.teacher import MAX_TRIES, teach_deal, teacher_orders  # noqa: E402
+from agents.teacher import MAX_TRIES, ON_REPEAT, teach_deal, teacher_orders  # noqa: E402
 from solitaire_gym import Game  # noqa: E402
 from solitaire_gym.envs.core import EVAL_SPLIT_END, EnvOptions  # noqa: E402
 from solitaire_gym.envs.observation import layout_id  # noqa: E402
@@ -69,6 +69,37 @@ def test_teacher_wins_with_safe_labels_or_goes_round_in_circles():
     # agents/teacher.py)
     e = teach_deal(*SH, EVAL_SPLIT_END + 3)
     assert e.safe.all() and not e.won and len(e.labels) == 500
+
+
+def test_a_teacher_that_follows_its_plan_out_of_circles_wins():
+    # training deal 3 again, with on_repeat="plan": the first position met a second time sends
+    # the teacher along the solver's plan, and it wins with every label safe and legal
+    e = teach_deal(*SH, EVAL_SPLIT_END + 3, on_repeat="plan")
+    assert e.safe.all() and e.won and len(e.labels) < 500
+    g = Game.new("seahaven_towers", cells=4, deal=e.deal)
+    from solitaire_gym.engine.actions import action_to_move
+
+    for a in e.labels:
+        g.play(action_to_move(g.cfg, int(a)))
+    assert g.won
+    # deal 0 goes round too before it wins (180 moves with greedy's choice): fewer with the plan
+    e0 = teach_deal(*SH, EVAL_SPLIT_END, on_repeat="plan")
+    assert e0.won and e0.safe.all() and len(e0.labels) < 180
+    # a game that never meets a position twice gets the same labels under both rules
+    short = [teach_deal(*SH, EVAL_SPLIT_END + 1, max_steps=8, on_repeat=r) for r in ON_REPEAT]
+    assert (short[0].labels == short[1].labels).all()
+    with pytest.raises(ValueError, match="on_repeat must be one of greedy, plan, not 'loop'"):
+        teach_deal(*SH, EVAL_SPLIT_END, on_repeat="loop")
+
+
+def test_teacher_data_refuses_to_mix_on_repeat_rules(tmp_path):
+    from agents.teacher import make_shards
+
+    make_shards("SH1-C4", 0, 1, tmp_path, chunk=1, max_nodes=2000, progress=False)
+    with pytest.raises(ValueError, match="made with on_repeat='greedy', not 'plan'"):
+        make_shards("SH1-C4", 0, 2, tmp_path, chunk=1, max_nodes=2000, progress=False,
+                    on_repeat="plan")  # fmt: skip
+    assert [p.name for p in tmp_path.iterdir()] == ["deals-000000000-000000001.npz"]
 
 
 def test_shards_round_trip_bit_for_bit(tmp_path, episodes):
@@ -202,6 +233,7 @@ def test_fit_learns_the_teacher_labels(episodes):
         ({"arch": {"kind": "cards", "memory": "yes"}}, "arch.memory"),
         ({"train": {"safe_weight": -1}}, "train.safe_weight"),
         ({"dagger": {"rounds": -1}}, "dagger.rounds"),
+        ({"teacher": {"on_repeat": "loop"}}, "teacher.on_repeat must be one of greedy, plan"),
         ({"bogus": 1}, "unknown key bogus"),
     ],
 )
