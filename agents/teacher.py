@@ -335,15 +335,18 @@ def teach_chunk(task: dict) -> dict:
         from agents.policy import load_policy
 
         student = load_policy(task["student"], game=game, options=options)
+    max_nodes = task.get("max_nodes", DEFAULT_MAX_NODES)
+    stop_unsafe = task.get("stop_unsafe", 0)
+    on_repeat = task.get("on_repeat", "greedy")
     episodes = [
         teach_deal(
             game,
             options,
             EVAL_SPLIT_END + i,
             student=student,
-            max_nodes=task.get("max_nodes", DEFAULT_MAX_NODES),
-            stop_unsafe=task.get("stop_unsafe", 0),
-            on_repeat=task.get("on_repeat", "greedy"),
+            max_nodes=max_nodes,
+            stop_unsafe=stop_unsafe,
+            on_repeat=on_repeat,
         )
         for i in range(task["lo"], task["hi"])
     ]
@@ -353,10 +356,10 @@ def teach_chunk(task: dict) -> dict:
         "options": options,
         "deals": [task["lo"], task["hi"]],
         "student": str(task.get("student") or ""),
-        "max_nodes": task.get("max_nodes", DEFAULT_MAX_NODES),
-        "stop_unsafe": task.get("stop_unsafe", 0),
+        "max_nodes": max_nodes,
+        "stop_unsafe": stop_unsafe,
         "teacher": "safe-greedy",
-        "on_repeat": task.get("on_repeat", "greedy"),
+        "on_repeat": on_repeat,
     }
     from solitaire_gym.envs.observation import layout_id
 
@@ -419,6 +422,7 @@ def make_shards(
     them, so a cluster needs no shared disk). Shards already there are kept (the same command
     resumes; a shard there made with another ``on_repeat`` is refused). ``stop_unsafe``,
     ``on_repeat``: see :func:`teach_deal`. Returns the totals of the shards made now."""
+    from agents.dataset import read_meta  # (it imports this module)
     from agents.play import VARIANTS
 
     if variant not in VARIANTS:
@@ -438,8 +442,6 @@ def make_shards(
         b = min(hi, a + chunk)
         done = out / chunk_name(a, b)
         if done.exists():
-            from agents.dataset import read_meta
-
             theirs = read_meta(done).get("on_repeat", "greedy")
             if theirs != on_repeat:
                 raise ValueError(f"{done} was made with on_repeat={theirs!r}, not "
