@@ -32,6 +32,14 @@ the agent keeps per game, ``agents/memory.py``), as the greedy player and hence 
 It is what the player has done, never what it has not seen; it is not search (nothing is tried
 ahead).
 
+**Piles.** With ``arch["piles"] = true`` a ``cards`` network also adds to each place's summed
+card embedding a learned embedding of the place and a linear map of what the pile block says
+about that place alone (:func:`game_spec`, ``place_feats``): a column's length and face-down
+count, the waste's size, the stock's size and unseen count, whether a free cell is empty. Without
+it those counts reach an action only mixed into the global vector, so the network cannot tell
+which column a face-down card lies under (what the greedy player's "turns a face-down card
+over" reads).
+
 **Checkpoints** are single ``.npz`` files (:func:`save_policy`, :func:`load_policy`): the weights
 as plain arrays and a JSON record (format, observation layout id, variant, sizes, architecture,
 how it was trained, the wins it scored on fixed deals). Loading uses ``allow_pickle=False``: no
@@ -155,7 +163,28 @@ def game_spec(game: str, options: dict | None = None) -> dict[str, Any]:
         "mv_depth": mv_depth,
         "tg_top": tg_top,
         "depth_col": int(lay.depth),
+        "place_feats": _place_feats(lay, cols, len(places), cells),
     }
+
+
+PLACE_FEATS = 2
+"""Pile-block values per place a ``piles`` network reads (-1 in ``place_feats``: none)."""
+
+
+def _place_feats(lay, cols: int, n_places: int, cells: int) -> np.ndarray:
+    """(places, :data:`PLACE_FEATS`) observation indices of the pile-block values that belong to
+    each place of :func:`game_spec` (in its order, the all-cells place last), -1 for none."""
+    out = np.full((n_places + (1 if cells else 0), PLACE_FEATS), -1, np.int64)
+    for c in range(cols):
+        out[c] = (lay.lengths + c, lay.downs + c if lay.downs >= 0 else -1)
+    k = cols + 1  # after the foundations (their heights are per pile, not per place)
+    if lay.waste >= 0:
+        out[k] = (lay.waste_size, -1)
+        out[k + 1] = (lay.stock_size, lay.stock_unseen)
+        k += 2
+    for c in range(cells):
+        out[k + c] = (lay.cell_empty + c, -1)
+    return out
 
 
 def build_net(arch: dict[str, Any], spec: dict[str, Any]):
@@ -171,7 +200,8 @@ def build_net(arch: dict[str, Any], spec: dict[str, Any]):
     lookup = arch.get("lookup", False)
     memory = arch.get("memory", False)
     memory_mode = arch.get("memory_mode", "count")
-    for name, v in (("lookup", lookup), ("memory", memory)):
+    piles = arch.get("piles", False)
+    for name, v in (("lookup", lookup), ("memory", memory), ("piles", piles)):
         if not isinstance(v, bool):
             raise CheckpointError(f"architecture {name}={v!r}: expected true or false")
         if v and kind != "cards":
@@ -267,6 +297,13 @@ def build_net(arch: dict[str, Any], spec: dict[str, Any]):
             self.head = nn.Sequential(
                 *(m for _ in range(layers - 1) for m in (nn.Linear(e, e), nn.ReLU()))
             )
+            self.piles = piles
+            if piles:  # each place's own pile-block values, and the place itself
+                feats = torch.as_tensor(spec["place_feats"])
+                self.register_buffer("feat_idx", feats.clamp(min=0), persistent=False)
+                self.register_buffer("feat_on", (feats >= 0).float(), persistent=False)
+                self.place_in = nn.Linear(feats.shape[1], e)
+                self.place_emb = nn.Embedding(feats.shape[0], e)
 
         def forward(self, obs, mask=None, prev=None, heads=False, tried=None):
             """Scores (B, N); with ``mask`` (B, N) bool only the legal actions are scored (the
@@ -284,6 +321,9 @@ def build_net(arch: dict[str, Any], spec: dict[str, Any]):
             pooled = torch.einsum("bnl,bne->ble", loc, h)  # (B, L, E)
             if self.cells:
                 pooled = torch.cat([pooled, pooled[:, -self.cells :].sum(1, keepdim=True)], 1)
+            if self.piles:
+                feats = obs[:, self.feat_idx] * self.feat_on  # (B, L', F)
+                pooled = pooled + self.place_in(feats) + self.place_emb.weight
             g = self.glob(torch.cat([obs[:, self.card_block :], h.mean(1)], 1))
             n_act = self.bias.shape[0]
             if prev is None:

@@ -52,6 +52,12 @@ def main(argv: list[str] | None = None) -> int:
         help="cards network: also embed the card each action moves and its target",
     )
     ap.add_argument(
+        "--piles",
+        action="store_true",
+        help="cards network: also give each place its own pile-block values (column length, "
+        "face-down count, ...)",
+    )
+    ap.add_argument(
         "--memory",
         action="store_true",
         help="cards network: also see how often its game played each action from this "
@@ -77,7 +83,8 @@ def main(argv: list[str] | None = None) -> int:
             "name": "train_policy", "variant": args.variant, "seed": args.seed,
             "torch_threads": args.torch_threads,
             "arch": {"kind": args.arch, "hidden": args.hidden, "layers": args.layers,
-                     "heads": args.heads, "lookup": args.lookup, "memory": args.memory,
+                     "heads": args.heads, "lookup": args.lookup, "piles": args.piles,
+                     "memory": args.memory,
                      "memory_mode": args.memory_mode},
             "train": {"epochs": args.epochs, "batch_size": args.batch_size,
                       "learning_rate": args.lr, "unsafe_weight": args.unsafe_weight,
@@ -105,6 +112,7 @@ def main(argv: list[str] | None = None) -> int:
         "layers": args.layers,
         "heads": args.heads,
         "lookup": args.lookup,
+        "piles": args.piles,
         "memory": args.memory,
         "memory_mode": args.memory_mode,
     }

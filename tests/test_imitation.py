@@ -36,6 +36,7 @@ from agents.policy import (  # noqa: E402
 )
 from agents.teacher import MAX_TRIES, ON_REPEAT, teach_deal, teacher_orders  # noqa: E402
 from solitaire_gym import Game  # noqa: E402
+from solitaire_gym.engine.variants import G_COLS  # noqa: E402
 from solitaire_gym.envs.core import EVAL_SPLIT_END, EnvOptions  # noqa: E402
 from solitaire_gym.envs.observation import layout_id  # noqa: E402
 
@@ -229,6 +230,8 @@ def test_fit_learns_the_teacher_labels(episodes):
         ({"arch": {"kind": "mlp", "heads": "factored"}}, "needs arch.kind cards"),
         ({"arch": {"kind": "mlp", "lookup": True}}, "arch.lookup needs arch.kind cards"),
         ({"arch": {"kind": "cards", "lookup": 1}}, "arch.lookup"),
+        ({"arch": {"kind": "mlp", "piles": True}}, "arch.piles needs arch.kind cards"),
+        ({"arch": {"kind": "cards", "piles": "no"}}, "arch.piles"),
         ({"arch": {"kind": "mlp", "memory": True}}, "arch.memory needs arch.kind cards"),
         ({"arch": {"kind": "cards", "memory": "yes"}}, "arch.memory"),
         ({"train": {"safe_weight": -1}}, "train.safe_weight"),
@@ -500,3 +503,45 @@ def test_fatal_moves_finds_the_move_that_lost_each_game(tmp_path, capsys):
     assert 0 <= report["lost_with_every_position_winnable"] <= 4 - len(fatal)
     assert fm.main(["SH1-C4", str(shard), "--stocks", "2"]) == 2  # reshuffles: Réfléchi only
     assert fm.main(["TF1-D1N", str(tmp_path / "none*.npz")]) == 2  # no shard: a clear error
+
+
+@pytest.mark.parametrize("variant", ["SH1-C4", "TF1-D1N", "DS1-D3N"])
+def test_place_features_are_the_pile_values_of_that_place(variant):
+    """A ``piles`` network's values of each place (``game_spec``'s ``place_feats``) are that
+    place's own: checked against the position (``EnvCore.to_dict``) along random play."""
+    from solitaire_gym.envs.core import EnvCore
+
+    game, options = VARIANTS[variant]
+    spec = game_spec(game, options)
+    feats = spec["place_feats"]
+    opts = EnvOptions.build(game, **options)
+    cols, n = int(opts.variant.cfg[G_COLS]), spec["n_cards"]
+    net = build_net({"kind": "cards", "hidden": 8, "layers": 1, "piles": True}, spec)
+    assert net.feat_idx.shape[0] == len(spec["places"]) + (1 if spec["cells"] else 0)
+    rng = np.random.default_rng(1)
+    core = EnvCore(opts, 1)
+    core.deal(np.zeros(1, np.int64), np.array([2], np.int64))
+    seen = 0
+    for _ in range(60):
+        o, pos = core.obs[0], core.to_dict(0)
+        for c in range(cols):
+            pile = pos["tableau"][c]
+            assert round(o[feats[c, 0]] * 32) == len(pile)
+            down = sum(card.endswith("*") for card in pile)
+            assert (feats[c, 1] < 0) == (game != "double_solitaire")
+            if game == "double_solitaire":
+                assert round(o[feats[c, 1]] * 32) == down
+                seen += down
+        assert (feats[cols] == -1).all()  # the foundations: per pile, not per place
+        if "waste" in pos:
+            assert round(o[feats[cols + 1, 0]] * n) == len(pos["waste"])
+            assert round(o[feats[cols + 2, 0]] * n) == len(pos["stock"])
+        if "cells" in pos:
+            for k, cell in enumerate(pos["cells"]):
+                assert o[feats[cols + 1 + k, 0]] == (1.0 if cell is None else 0.0)
+            assert (feats[-1] == -1).all()  # all cells together
+        legal = np.flatnonzero(core.masks[0])
+        if legal.size == 0:
+            break
+        core.step(np.array([int(rng.choice(legal))]))
+    assert seen > 0 or game != "double_solitaire"
