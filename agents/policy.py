@@ -163,7 +163,7 @@ def game_spec(game: str, options: dict | None = None) -> dict[str, Any]:
         "mv_depth": mv_depth,
         "tg_top": tg_top,
         "depth_col": int(lay.depth),
-        "place_feats": _place_feats(lay, cols, len(places), cells),
+        "place_feats": _place_feats(lay, slot, cols, cells),
     }
 
 
@@ -171,19 +171,19 @@ PLACE_FEATS = 2
 """Pile-block values per place a ``piles`` network reads (-1 in ``place_feats``: none)."""
 
 
-def _place_feats(lay, cols: int, n_places: int, cells: int) -> np.ndarray:
+def _place_feats(lay, slot: dict[int, int], cols: int, cells: int) -> np.ndarray:
     """(places, :data:`PLACE_FEATS`) observation indices of the pile-block values that belong to
-    each place of :func:`game_spec` (in its order, the all-cells place last), -1 for none."""
-    out = np.full((n_places + (1 if cells else 0), PLACE_FEATS), -1, np.int64)
+    each place of :func:`game_spec` (``slot``: its place index of each card-block place column;
+    the all-cells place last), -1 for none. The foundations get none: their heights are per
+    pile, not per place."""
+    out = np.full((len(slot) + (1 if cells else 0), PLACE_FEATS), -1, np.int64)
     for c in range(cols):
-        out[c] = (lay.lengths + c, lay.downs + c if lay.downs >= 0 else -1)
-    k = cols + 1  # after the foundations (their heights are per pile, not per place)
+        out[slot[lay.columns + c]] = (lay.lengths + c, lay.downs + c if lay.downs >= 0 else -1)
     if lay.waste >= 0:
-        out[k] = (lay.waste_size, -1)
-        out[k + 1] = (lay.stock_size, lay.stock_unseen)
-        k += 2
+        out[slot[lay.waste]] = (lay.waste_size, -1)
+        out[slot[lay.stock]] = (lay.stock_size, lay.stock_unseen)
     for c in range(cells):
-        out[k + c] = (lay.cell_empty + c, -1)
+        out[slot[lay.cell + c]] = (lay.cell_empty + c, -1)
     return out
 
 

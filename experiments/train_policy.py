@@ -78,14 +78,20 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     import torch
 
+    arch = {
+        "kind": args.arch,
+        "hidden": args.hidden,
+        "layers": args.layers,
+        "heads": args.heads,
+        "lookup": args.lookup,
+        "piles": args.piles,
+        "memory": args.memory,
+        "memory_mode": args.memory_mode,
+    }
     try:  # the same checks as a config of experiments/imitate.py
         check_imitation_config({
             "name": "train_policy", "variant": args.variant, "seed": args.seed,
-            "torch_threads": args.torch_threads,
-            "arch": {"kind": args.arch, "hidden": args.hidden, "layers": args.layers,
-                     "heads": args.heads, "lookup": args.lookup, "piles": args.piles,
-                     "memory": args.memory,
-                     "memory_mode": args.memory_mode},
+            "torch_threads": args.torch_threads, "arch": arch,
             "train": {"epochs": args.epochs, "batch_size": args.batch_size,
                       "learning_rate": args.lr, "unsafe_weight": args.unsafe_weight,
                       "rank_weight": args.rank_weight, "safe_weight": args.safe_weight},
@@ -106,16 +112,6 @@ def main(argv: list[str] | None = None) -> int:
     if args.teacher_wins_only:
         data = teacher_wins_only(data)
     print(f"{len(paths)} shards, {len(data['labels'])} positions", flush=True)
-    arch = {
-        "kind": args.arch,
-        "hidden": args.hidden,
-        "layers": args.layers,
-        "heads": args.heads,
-        "lookup": args.lookup,
-        "piles": args.piles,
-        "memory": args.memory,
-        "memory_mode": args.memory_mode,
-    }
     torch.manual_seed(args.seed)
     net = build_net(arch, game_spec(game, options))
     meta = {"game": game, "options": options, "variant": args.variant, "arch": arch,

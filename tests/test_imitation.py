@@ -510,14 +510,21 @@ def test_place_features_are_the_pile_values_of_that_place(variant):
     """A ``piles`` network's values of each place (``game_spec``'s ``place_feats``) are that
     place's own: checked against the position (``EnvCore.to_dict``) along random play."""
     from solitaire_gym.envs.core import EnvCore
+    from solitaire_gym.envs.observation import DEPTH_SCALE, layout
 
     game, options = VARIANTS[variant]
     spec = game_spec(game, options)
     feats = spec["place_feats"]
     opts = EnvOptions.build(game, **options)
+    lay = layout(opts.variant.cfg)
     cols, n = int(opts.variant.cfg[G_COLS]), spec["n_cards"]
+    place = {int(f): i for i, f in enumerate(spec["places"])}  # card-block column -> place
     net = build_net({"kind": "cards", "hidden": 8, "layers": 1, "piles": True}, spec)
     assert net.feat_idx.shape[0] == len(spec["places"]) + (1 if spec["cells"] else 0)
+    assert (feats[place[lay.found]] == -1).all()  # the foundations: per pile, not per place
+    if spec["cells"]:
+        assert (feats[-1] == -1).all()  # all cells together
+    double = game == "double_solitaire"
     rng = np.random.default_rng(1)
     core = EnvCore(opts, 1)
     core.deal(np.zeros(1, np.int64), np.array([2], np.int64))
@@ -525,23 +532,21 @@ def test_place_features_are_the_pile_values_of_that_place(variant):
     for _ in range(60):
         o, pos = core.obs[0], core.to_dict(0)
         for c in range(cols):
-            pile = pos["tableau"][c]
-            assert round(o[feats[c, 0]] * 32) == len(pile)
-            down = sum(card.endswith("*") for card in pile)
-            assert (feats[c, 1] < 0) == (game != "double_solitaire")
-            if game == "double_solitaire":
-                assert round(o[feats[c, 1]] * 32) == down
+            pile, f = pos["tableau"][c], feats[place[lay.columns + c]]
+            assert round(o[f[0]] * DEPTH_SCALE) == len(pile)
+            assert (f[1] < 0) == (not double)
+            if double:
+                down = sum(card.endswith("*") for card in pile)
+                assert round(o[f[1]] * DEPTH_SCALE) == down
                 seen += down
-        assert (feats[cols] == -1).all()  # the foundations: per pile, not per place
         if "waste" in pos:
-            assert round(o[feats[cols + 1, 0]] * n) == len(pos["waste"])
-            assert round(o[feats[cols + 2, 0]] * n) == len(pos["stock"])
+            assert round(o[feats[place[lay.waste], 0]] * n) == len(pos["waste"])
+            assert round(o[feats[place[lay.stock], 0]] * n) == len(pos["stock"])
         if "cells" in pos:
             for k, cell in enumerate(pos["cells"]):
-                assert o[feats[cols + 1 + k, 0]] == (1.0 if cell is None else 0.0)
-            assert (feats[-1] == -1).all()  # all cells together
+                assert o[feats[place[lay.cell + k], 0]] == (1.0 if cell is None else 0.0)
         legal = np.flatnonzero(core.masks[0])
         if legal.size == 0:
             break
         core.step(np.array([int(rng.choice(legal))]))
-    assert seen > 0 or game != "double_solitaire"
+    assert seen > 0 or not double
