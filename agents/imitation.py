@@ -63,6 +63,7 @@ SCHEMA: dict[str, Any] = {
         "layers": (int, 2),
         "lookup": (bool, False),
         "piles": (bool, False),
+        "moves": (bool, False),
         "memory": (bool, False),
         "memory_mode": (str, "count"),
         "heads": (str, "policy"),
@@ -112,7 +113,7 @@ def check_imitation_config(data: Any, where: str = "<dict>") -> ImitationConfig:
         raise ConfigError(f"{where}: arch.kind must be one of {', '.join(ARCHS)}")
     if raw["arch"]["heads"] not in HEADS:
         raise ConfigError(f"{where}: arch.heads must be one of {', '.join(HEADS)}")
-    for key in ("lookup", "memory", "piles"):
+    for key in ("lookup", "memory", "piles", "moves"):
         if raw["arch"][key] and raw["arch"]["kind"] != "cards":
             raise ConfigError(f"{where}: arch.{key} needs arch.kind cards")
     if raw["teacher"]["on_repeat"] not in ON_REPEAT:

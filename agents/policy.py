@@ -40,6 +40,18 @@ it those counts reach an action only mixed into the global vector, so the networ
 which column a face-down card lies under (what the greedy player's "turns a face-down card
 over" reads).
 
+**Moves.** With ``arch["moves"] = true`` a ``cards`` network also adds, per legal action, what
+the action touches: projections of the embeddings of the card it moves, the card it goes on and
+the card it uncovers (the one below it in its source place; a learned "none" when there is no
+such card or it lies face down); an embedding of the rank difference and the two suits of the
+moved card against each of those two; and an embedding of the face-up cards its source column
+keeps (0 … :data:`LEFT`, and whether face-down cards lie below them). Each card's embedding also
+gets embeddings of its rank and suit, shared by both copies of a card in Double Solitaire. The
+pooled sums per place cannot say which card lies where in a pile; these can, so an action can see
+whether it builds, turns a card over or empties its column (what greedy's order reads). The
+cards are found through the observation's card block and the faces through
+``observation.row_faces``; nothing here knows a rule: which pairs build is learned.
+
 **Checkpoints** are single ``.npz`` files (:func:`save_policy`, :func:`load_policy`): the weights
 as plain arrays and a JSON record (format, observation layout id, variant, sizes, architecture,
 how it was trained, the wins it scored on fixed deals). Loading uses ``allow_pickle=False``: no
@@ -75,7 +87,7 @@ from solitaire_gym.engine.actions import (
 )
 from solitaire_gym.engine.variants import G_COLS, L_N
 from solitaire_gym.envs.core import EnvOptions
-from solitaire_gym.envs.observation import layout, layout_id
+from solitaire_gym.envs.observation import DEPTH_SCALE, layout, layout_id, row_faces
 
 FORMAT = "solitaire_gym-policy"
 FORMAT_VERSION = 1
@@ -116,6 +128,10 @@ def game_spec(game: str, options: dict | None = None) -> dict[str, Any]:
     # for a draw or a card leaving a foundation); whether its target is a column's top card
     mv_depth = np.full(n_actions, -1, np.int64)
     tg_top = np.zeros(n_actions, bool)
+    # the cards a column source gives up (0: the source is no column), and the depth in its
+    # source place of the card the move uncovers (-1: none, as for a free cell or a draw)
+    moved = np.zeros(n_actions, np.int64)
+    un_depth = np.full(n_actions, -1, np.int64)
     for a in range(n_actions):
         k, s, d, n = (int(v) for v in decode(cfg, a))
         kind[a], run[a] = k, n
@@ -124,6 +140,10 @@ def game_spec(game: str, options: dict | None = None) -> dict[str, Any]:
         elif k in (K_TF, K_TC, K_WT, K_WF, K_CT, K_CF):
             mv_depth[a] = 0
         tg_top[a] = k in (K_TT, K_WT, K_CT, K_FT)
+        if k in (K_TT, K_TF, K_TC):
+            moved[a] = n if k == K_TT else 1
+        if k in (K_TT, K_TF, K_TC, K_WT, K_WF):
+            un_depth[a] = mv_depth[a] + 1
         if k in (K_DRAW, K_RECYCLE):
             src[a], dst[a] = slot[lay.stock], slot[lay.waste]
         elif k == K_TT:
@@ -162,6 +182,10 @@ def game_spec(game: str, options: dict | None = None) -> dict[str, Any]:
         "run": run,
         "mv_depth": mv_depth,
         "tg_top": tg_top,
+        "moved": moved,
+        "un_depth": un_depth,
+        "cols": cols,
+        "face": row_faces(cfg),
         "depth_col": int(lay.depth),
         "place_feats": _place_feats(lay, slot, cols, cells),
     }
@@ -201,7 +225,8 @@ def build_net(arch: dict[str, Any], spec: dict[str, Any]):
     memory = arch.get("memory", False)
     memory_mode = arch.get("memory_mode", "count")
     piles = arch.get("piles", False)
-    for name, v in (("lookup", lookup), ("memory", memory), ("piles", piles)):
+    moves = arch.get("moves", False)
+    for name, v in (("lookup", lookup), ("memory", memory), ("piles", piles), ("moves", moves)):
         if not isinstance(v, bool):
             raise CheckpointError(f"architecture {name}={v!r}: expected true or false")
         if v and kind != "cards":
@@ -273,13 +298,13 @@ def build_net(arch: dict[str, Any], spec: dict[str, Any]):
             if memory:  # how often this game played the action from here (agents/memory.py)
                 self.tried_emb = nn.Embedding(MODES[memory_mode], e)
                 nn.init.zeros_(self.tried_emb.weight)
+            self.depth_col = int(spec["depth_col"])
+            for k in ("mv_depth", "tg_top", "un_depth", "moved", "face"):
+                self.register_buffer(k, torch.as_tensor(spec[k]), persistent=False)
             if lookup:  # the embeddings of the card moved and of the card it goes on
-                self.depth_col = int(spec["depth_col"])
                 self.none_card = nn.Parameter(torch.zeros(e))
                 self.mv_proj = nn.Linear(e, e, bias=False)
                 self.tg_proj = nn.Linear(e, e, bias=False)
-                for k in ("mv_depth", "tg_top"):
-                    self.register_buffer(k, torch.as_tensor(spec[k]), persistent=False)
             if self.factored:  # rank and winnability scores (module docstring)
                 self.out_rank = nn.Linear(e, 1)
                 self.bias_rank = nn.Parameter(torch.zeros(n))
@@ -304,6 +329,20 @@ def build_net(arch: dict[str, Any], spec: dict[str, Any]):
                 self.register_buffer("feat_on", (feats >= 0).float(), persistent=False)
                 self.place_in = nn.Linear(feats.shape[1], e)
                 self.place_emb = nn.Embedding(feats.shape[0], e)
+            self.moves = moves
+            if moves:  # the cards a move touches, their faces, what its column keeps
+                self.rank_emb = nn.Embedding(13, e)
+                self.suit_emb = nn.Embedding(4, e)
+                self.none_move = nn.Parameter(torch.zeros(e))
+                self.m_mv = nn.Linear(e, e, bias=False)
+                self.m_tg = nn.Linear(e, e, bias=False)
+                self.m_un = nn.Linear(e, e, bias=False)
+                self.pair_tg = nn.Embedding(PAIRS + 1, e)
+                self.pair_un = nn.Embedding(PAIRS + 1, e)
+                self.left_emb = nn.Embedding(2 * (LEFT + 1) + 1, e)
+                feats = torch.as_tensor(spec["place_feats"])[torch.as_tensor(spec["src"])]
+                self.register_buffer("src_len", feats[:, 0].clamp(min=0), persistent=False)
+                self.register_buffer("src_down", feats[:, 1], persistent=False)
 
         def forward(self, obs, mask=None, prev=None, heads=False, tried=None):
             """Scores (B, N); with ``mask`` (B, N) bool only the legal actions are scored (the
@@ -316,6 +355,8 @@ def build_net(arch: dict[str, Any], spec: dict[str, Any]):
             b = obs.shape[0]
             cards = obs[:, : self.card_block].reshape(b, self.n_cards, self.width)
             h = self.card_in(cards) + self.card_id.weight  # (B, Nc, E)
+            if self.moves:  # the face shared by both copies of a card
+                h = h + self.rank_emb(self.face % 13) + self.suit_emb(self.face // 13)
             h = self.card_mlp(h)
             loc = cards[:, :, self.places]  # (B, Nc, L): where each card lies
             pooled = torch.einsum("bnl,bne->ble", loc, h)  # (B, L, E)
@@ -346,6 +387,8 @@ def build_net(arch: dict[str, Any], spec: dict[str, Any]):
             )  # fmt: skip
             if self.lookup:
                 z = z + self._moved_cards(cards, loc, h, rows, acts)
+            if self.moves:
+                z = z + self._move_feats(obs, cards, loc, h, rows, acts)
             if self.memory:  # never played from here when not told
                 t = torch.zeros_like(acts) if tried is None else tried[rows, acts].long()
                 z = z + self.tried_emb(t.clamp(0, self.tried_emb.num_embeddings - 1))
@@ -370,13 +413,49 @@ def build_net(arch: dict[str, Any], spec: dict[str, Any]):
             h_ext = torch.cat([h, self.none_card.expand(b, 1, -1)], 1)
             return self.mv_proj(h_ext[rows, mv]) + self.tg_proj(h_ext[rows, tg])
 
-        def card_ids(self, cards, loc, rows, acts):
+        def _move_feats(self, obs, cards, loc, h, rows, acts):
+            """Per scored action (``moves``): projections of the embeddings of the card it
+            moves, of the card it goes on and of the card it uncovers (a learned "none" where
+            there is no such card, or it lies face down); embeddings of the rank difference and
+            the two suits of the moved card against each of the other two; and an embedding of
+            the face-up cards its source column keeps (0 … LEFT, and whether face-down cards
+            lie below them; one more value for a source that is no column)."""
+            b = cards.shape[0]
+            mv, tg, un, left = self.move_keys(obs, cards, loc, rows, acts)
+            h_ext = torch.cat([h, self.none_move.expand(b, 1, -1)], 1)
+            face = torch.cat([self.face, self.face.new_full((1,), -1)])
+            fm, ft, fu = face[mv], face[tg], face[un]
+            ft_pair = self.pair_tg(_pair(fm, ft))
+            fu_pair = self.pair_un(_pair(fm, fu))
+            return (
+                self.m_mv(h_ext[rows, mv]) + self.m_tg(h_ext[rows, tg])
+                + self.m_un(h_ext[rows, un]) + ft_pair + fu_pair + self.left_emb(left)
+            )  # fmt: skip
+
+        def move_keys(self, obs, cards, loc, rows, acts):
+            """Per action ``acts`` of position ``rows`` (``moves``): the card rows it moves, it
+            goes on and it uncovers (``n_cards``: none, or face down), and the index of
+            ``left_emb``: ``2 * min(kept, LEFT) + (face-down cards below)`` for the face-up
+            cards ``kept`` in a column it takes from, ``2 * (LEFT + 1)`` for another source."""
+            mv, tg, un = self.card_ids(cards, loc, rows, acts, under=True)
+            n_len = (obs[rows, self.src_len[acts]] * DEPTH_SCALE).round().long()
+            di = self.src_down[acts]
+            n_down = torch.where(di >= 0, obs[rows, di.clamp(min=0)] * DEPTH_SCALE, 0.0)
+            n_down = n_down.round().long()
+            n_moved = self.moved[acts]
+            left = (n_len - n_down - n_moved).clamp(0, LEFT) * 2 + (n_down > 0).long()
+            left = torch.where(n_moved > 0, left, 2 * (LEFT + 1))
+            return mv, tg, un, left
+
+        def card_ids(self, cards, loc, rows, acts, under=False):
             """Per action ``acts`` of position ``rows``: the card row it moves (the card at
             depth ``mv_depth`` of its source place) and the top card of its target column,
-            each ``n_cards`` for none."""
+            each ``n_cards`` for none; with ``under`` also the card it uncovers (depth
+            ``un_depth`` of its source place)."""
             b, n_cards, _ = cards.shape
             n_loc = loc.shape[2]
-            depth = (cards[:, :, self.depth_col] * 32).round().long().clamp(0, DEPTHS - 1)
+            depth = (cards[:, :, self.depth_col] * DEPTH_SCALE).round().long()
+            depth = depth.clamp(0, DEPTHS - 1)
             placed = loc.sum(2) > 0
             key = torch.where(placed, loc.argmax(2) * DEPTHS + depth, n_loc * DEPTHS)
             table = torch.full((b, n_loc * DEPTHS + 1), n_cards, dtype=torch.long,
@@ -388,13 +467,32 @@ def build_net(arch: dict[str, Any], spec: dict[str, Any]):
             mv = torch.where(md >= 0, table[rows, src * DEPTHS + md.clamp(min=0)], n_cards)
             dst = self.dst[acts].clamp(max=n_loc - 1)
             tg = torch.where(self.tg_top[acts], table[rows, dst * DEPTHS], n_cards)
-            return mv, tg
+            if not under:
+                return mv, tg
+            ud = self.un_depth[acts]
+            un = torch.where(ud >= 0, table[rows, src * DEPTHS + ud.clamp(0, DEPTHS - 1)], n_cards)
+            return mv, tg, un
 
     return CardNet()
 
 
 DEPTHS = 64
 """Depths a ``lookup`` network tells apart in a place (deeper cards share the last)."""
+
+PAIRS = 27 * 16
+"""Pairs of cards a ``moves`` network tells apart: rank difference (−12 … 12, in 27 slots) times
+the two suits; one more value for a pair with no second card."""
+
+LEFT = 4
+"""Face-up cards left in a column that a ``moves`` network tells apart (more count as this)."""
+
+
+def _pair(a, b):
+    """The :data:`PAIRS` index of faces ``a`` and ``b`` (tensors; −1: no card)."""
+    import torch
+
+    idx = (b % 13 - a % 13 + 13) * 16 + (a // 13) * 4 + b // 13
+    return torch.where((a >= 0) & (b >= 0), idx, PAIRS)
 
 
 class PolicyAgent(Agent):

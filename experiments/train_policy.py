@@ -58,6 +58,12 @@ def main(argv: list[str] | None = None) -> int:
         "face-down count, ...)",
     )
     ap.add_argument(
+        "--moves",
+        action="store_true",
+        help="cards network: also embed per action the cards it moves, goes on and uncovers, "
+        "and the face-up cards its column keeps",
+    )
+    ap.add_argument(
         "--memory",
         action="store_true",
         help="cards network: also see how often its game played each action from this "
@@ -85,6 +91,7 @@ def main(argv: list[str] | None = None) -> int:
         "heads": args.heads,
         "lookup": args.lookup,
         "piles": args.piles,
+        "moves": args.moves,
         "memory": args.memory,
         "memory_mode": args.memory_mode,
     }

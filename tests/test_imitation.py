@@ -122,12 +122,15 @@ def test_shards_round_trip_bit_for_bit(tmp_path, episodes):
         load_shards([p, q], variant="SH1-C4")
 
 
-@pytest.mark.parametrize("kind", ["mlp", "cards"])
-def test_checkpoint_round_trip_and_refusals(tmp_path, kind):
+@pytest.mark.parametrize(
+    "kind, extra",
+    [("mlp", {}), ("cards", {}), ("cards", {"lookup": True, "piles": True, "moves": True})],
+)
+def test_checkpoint_round_trip_and_refusals(tmp_path, kind, extra):
     spec = game_spec(*SH)
-    net = build_net({"kind": kind, "hidden": 16, "layers": 1}, spec)
-    meta = {"game": SH[0], "options": SH[1], "variant": "SH1-C4",
-            "arch": {"kind": kind, "hidden": 16, "layers": 1}}  # fmt: skip
+    arch = {"kind": kind, "hidden": 16, "layers": 1, **extra}
+    net = build_net(arch, spec)
+    meta = {"game": SH[0], "options": SH[1], "variant": "SH1-C4", "arch": arch}
     p = tmp_path / "p.npz"
     save_policy(p, net, meta)
     agent = load_policy(p, game=SH[0], options={"cells": 2})  # another option of the game: fine
@@ -231,6 +234,8 @@ def test_fit_learns_the_teacher_labels(episodes):
         ({"arch": {"kind": "mlp", "lookup": True}}, "arch.lookup needs arch.kind cards"),
         ({"arch": {"kind": "cards", "lookup": 1}}, "arch.lookup"),
         ({"arch": {"kind": "mlp", "piles": True}}, "arch.piles needs arch.kind cards"),
+        ({"arch": {"kind": "mlp", "moves": True}}, "arch.moves needs arch.kind cards"),
+        ({"arch": {"kind": "cards", "moves": 1}}, "arch.moves"),
         ({"arch": {"kind": "cards", "piles": "no"}}, "arch.piles"),
         ({"arch": {"kind": "mlp", "memory": True}}, "arch.memory needs arch.kind cards"),
         ({"arch": {"kind": "cards", "memory": "yes"}}, "arch.memory"),
@@ -448,6 +453,68 @@ def test_lookup_network_finds_the_card_each_action_moves(variant):
             core.step(np.array([a]))
         played.clear()
     assert checked > 50
+
+
+@pytest.mark.parametrize("variant", ["SH1-C4", "TF1-D1N", "DS1-D1N"])
+def test_moves_network_finds_the_card_each_action_uncovers(variant):
+    """A ``moves`` network's uncovered card of an action is the card on top of its source place
+    once the action is played (none when that card lies face down or the place is empty), and
+    its count of kept face-up cards is the source column's (checked with ``to_dict``)."""
+    from agents.policy import LEFT
+    from solitaire_gym.envs.core import EnvCore
+
+    game, options = VARIANTS[variant]
+    spec = game_spec(game, options)
+    net = build_net({"kind": "cards", "hidden": 8, "layers": 1, "moves": True}, spec)
+    w, nc, depth = spec["width"], spec["n_cards"], spec["depth_col"]
+    assert list(spec["face"][:4]) == ([0, 0, 1, 1] if nc == 104 else [0, 1, 2, 3])
+    opts = EnvOptions.build(game, **options)
+    rng = np.random.default_rng(0)
+    seen = {"card": 0, "none": 0, "kept": 0, "down": 0}
+    for deal in range(3):
+        core = EnvCore(opts, 1)
+        core.deal(np.zeros(1, np.int64), np.array([deal], np.int64))
+        played: list[int] = []
+        for _ in range(25):
+            legal = np.flatnonzero(core.masks[0])
+            if legal.size == 0:
+                break
+            obs = torch.from_numpy(core.obs[:1].copy())
+            cards = obs[:, : nc * w].reshape(1, nc, w)
+            loc = cards[:, :, torch.as_tensor(spec["places"])]
+            acts = torch.as_tensor(legal)
+            rows = torch.zeros(len(legal), dtype=torch.long)
+            _, _, un, left = net.move_keys(obs, cards, loc, rows, acts)
+            for a, u, k in zip(legal, un.tolist(), left.tolist(), strict=True):
+                after_core = EnvCore(opts, 1)
+                after_core.deal(np.zeros(1, np.int64), np.array([deal], np.int64))
+                for p in [*played, a]:
+                    after_core.step(np.array([p]))
+                after = after_core.obs[0, : nc * w].reshape(nc, w)
+                src = int(spec["src"][a])
+                on_src = after[:, spec["places"][src]] > 0 if src < len(spec["places"]) else None
+                if u < nc:  # the uncovered card still lies in the source place, now on top
+                    assert on_src[u] and after[u, depth] == 0, (a, u)
+                    seen["card"] += 1
+                elif spec["un_depth"][a] >= 0 and on_src is not None:
+                    # none: the source is empty now, or its top card was not seen before
+                    before = cards[0].numpy()[:, spec["places"][src]] > 0
+                    assert not (on_src & before & (after[:, depth] == 0)).any(), a
+                    seen["none"] += 1
+                if spec["moved"][a] > 0:  # a column source: the face-up cards it keeps
+                    pile = core.to_dict(0)["tableau"][src]
+                    up = sum(not c.endswith("*") for c in pile) - spec["moved"][a]
+                    down = sum(c.endswith("*") for c in pile)
+                    assert k == 2 * min(up, LEFT) + (down > 0), (a, pile, k)
+                    seen["kept"] += 1
+                    seen["down"] += down > 0
+                else:
+                    assert k == 2 * (LEFT + 1)
+            a = int(rng.choice(legal))
+            played.append(a)
+            core.step(np.array([a]))
+    assert seen["card"] > 20 and seen["kept"] > 20
+    assert seen["down"] > 0 or game != "double_solitaire"
 
 
 def test_a_student_game_stops_after_a_run_of_unsafe_labels():

@@ -143,6 +143,12 @@ def layout(cfg: np.ndarray) -> Layout:
     return Layout(*(int(v) for v in offsets(cfg)))
 
 
+def row_faces(cfg: np.ndarray) -> np.ndarray:
+    """The card face (``suit * 13 + rank``, suits ♠ ♥ ♦ ♣, ranks A … K) of each row of the card
+    block of a variant's ``cfg``: row ``face * copies + k`` holds the ``k``-th copy of ``face``."""
+    return np.arange(int(cfg[G_CARDS]), dtype=np.int64) // int(cfg[G_DECKS])
+
+
 LAYOUT_VERSION = 2
 """The version of the observation's meaning: bump it when what a value means changes without
 the offsets moving (a new scale, another order of copies). Changes of the offsets show in
