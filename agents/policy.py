@@ -184,7 +184,6 @@ def game_spec(game: str, options: dict | None = None) -> dict[str, Any]:
         "tg_top": tg_top,
         "moved": moved,
         "un_depth": un_depth,
-        "cols": cols,
         "face": row_faces(cfg),
         "depth_col": int(lay.depth),
         "place_feats": _place_feats(lay, slot, cols, cells),
