@@ -25,12 +25,17 @@ GAME, OPTIONS = VARIANTS["SH1-C4"]
 ARCH = {"kind": "cards", "hidden": 16, "layers": 1}
 
 
-@pytest.fixture
-def checkpoint(tmp_path):
+@pytest.fixture(params=["plain", "piles+moves"])
+def checkpoint(tmp_path, request):
+    """A cards network as the committed Seahaven policy has been: plain, then with two layers,
+    ``piles`` and ``moves``."""
+    arch = ARCH
+    if request.param != "plain":
+        arch = {**ARCH, "layers": 2, "piles": True, "moves": True}
     torch.manual_seed(3)
-    net = build_net(ARCH, game_spec(GAME, OPTIONS))
+    net = build_net(arch, game_spec(GAME, OPTIONS))
     p = tmp_path / "c.npz"
-    save_policy(p, net, {"game": GAME, "options": OPTIONS, "variant": "SH1-C4", "arch": ARCH})
+    save_policy(p, net, {"game": GAME, "options": OPTIONS, "variant": "SH1-C4", "arch": arch})
     return p
 
 
