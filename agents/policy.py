@@ -49,8 +49,9 @@ keeps (0 … :data:`LEFT`, and whether face-down cards lie below them). Each car
 gets embeddings of its rank and suit, shared by both copies of a card in Double Solitaire. The
 pooled sums per place cannot say which card lies where in a pile; these can, so an action can see
 whether it builds, turns a card over or empties its column (what greedy's order reads). The
-cards are found through the observation's card block and the faces through
-``observation.row_faces``; nothing here knows a rule: which pairs build is learned.
+cards are found through the observation's card block, each row's face through
+``observation.row_faces`` and its rank and suit through the engine's ``rank_of`` / ``suit_of``;
+nothing here knows a rule: which pairs build is learned.
 
 **Checkpoints** are single ``.npz`` files (:func:`save_policy`, :func:`load_policy`): the weights
 as plain arrays and a JSON record (format, observation layout id, variant, sizes, architecture,
@@ -85,6 +86,7 @@ from solitaire_gym.engine.actions import (
     K_WT,
     decode,
 )
+from solitaire_gym.engine.cards import RANKS, SUITS, rank_of, suit_of
 from solitaire_gym.engine.variants import G_COLS, L_N
 from solitaire_gym.envs.core import EnvOptions
 from solitaire_gym.envs.observation import DEPTH_SCALE, layout, layout_id, row_faces
@@ -119,6 +121,7 @@ def game_spec(game: str, options: dict | None = None) -> dict[str, Any]:
         cells = (lay.unseen if lay.unseen >= 0 else lay.depth) - lay.cell
         places += [lay.cell + k for k in range(cells)]
     slot = {f: i for i, f in enumerate(places)}
+    faces = row_faces(cfg)
     all_cells = len(places)  # one more place: every free cell together
     src = np.zeros(n_actions, np.int64)
     dst = np.zeros(n_actions, np.int64)
@@ -184,7 +187,10 @@ def game_spec(game: str, options: dict | None = None) -> dict[str, Any]:
         "tg_top": tg_top,
         "moved": moved,
         "un_depth": un_depth,
-        "face": row_faces(cfg),
+        "face": faces,
+        # each card row's rank and suit, as the engine reads a card id
+        "rank": np.array([rank_of(f) for f in faces], np.int64),
+        "suit": np.array([suit_of(f) for f in faces], np.int64),
         "depth_col": int(lay.depth),
         "place_feats": _place_feats(lay, slot, cols, cells),
     }
@@ -298,7 +304,7 @@ def build_net(arch: dict[str, Any], spec: dict[str, Any]):
                 self.tried_emb = nn.Embedding(MODES[memory_mode], e)
                 nn.init.zeros_(self.tried_emb.weight)
             self.depth_col = int(spec["depth_col"])
-            for k in ("mv_depth", "tg_top", "un_depth", "moved", "face"):
+            for k in ("mv_depth", "tg_top", "un_depth", "moved"):
                 self.register_buffer(k, torch.as_tensor(spec[k]), persistent=False)
             if lookup:  # the embeddings of the card moved and of the card it goes on
                 self.none_card = nn.Parameter(torch.zeros(e))
@@ -330,8 +336,8 @@ def build_net(arch: dict[str, Any], spec: dict[str, Any]):
                 self.place_emb = nn.Embedding(feats.shape[0], e)
             self.moves = moves
             if moves:  # the cards a move touches, their faces, what its column keeps
-                self.rank_emb = nn.Embedding(13, e)
-                self.suit_emb = nn.Embedding(4, e)
+                self.rank_emb = nn.Embedding(len(RANKS), e)
+                self.suit_emb = nn.Embedding(len(SUITS), e)
                 self.none_move = nn.Parameter(torch.zeros(e))
                 self.m_mv = nn.Linear(e, e, bias=False)
                 self.m_tg = nn.Linear(e, e, bias=False)
@@ -342,6 +348,11 @@ def build_net(arch: dict[str, Any], spec: dict[str, Any]):
                 feats = torch.as_tensor(spec["place_feats"])[torch.as_tensor(spec["src"])]
                 self.register_buffer("src_len", feats[:, 0].clamp(min=0), persistent=False)
                 self.register_buffer("src_down", feats[:, 1], persistent=False)
+                for k in ("rank", "suit"):  # per card row, then -1 for "no card"
+                    v = torch.as_tensor(spec[k])
+                    self.register_buffer(k, v, persistent=False)
+                    self.register_buffer(f"{k}_ext", torch.cat([v, v.new_full((1,), -1)]),
+                                         persistent=False)  # fmt: skip
 
         def forward(self, obs, mask=None, prev=None, heads=False, tried=None):
             """Scores (B, N); with ``mask`` (B, N) bool only the legal actions are scored (the
@@ -355,7 +366,7 @@ def build_net(arch: dict[str, Any], spec: dict[str, Any]):
             cards = obs[:, : self.card_block].reshape(b, self.n_cards, self.width)
             h = self.card_in(cards) + self.card_id.weight  # (B, Nc, E)
             if self.moves:  # the face shared by both copies of a card
-                h = h + self.rank_emb(self.face % 13) + self.suit_emb(self.face // 13)
+                h = h + self.rank_emb(self.rank) + self.suit_emb(self.suit)
             h = self.card_mlp(h)
             loc = cards[:, :, self.places]  # (B, Nc, L): where each card lies
             pooled = torch.einsum("bnl,bne->ble", loc, h)  # (B, L, E)
@@ -422,10 +433,9 @@ def build_net(arch: dict[str, Any], spec: dict[str, Any]):
             b = cards.shape[0]
             mv, tg, un, left = self.move_keys(obs, cards, loc, rows, acts)
             h_ext = torch.cat([h, self.none_move.expand(b, 1, -1)], 1)
-            face = torch.cat([self.face, self.face.new_full((1,), -1)])
-            fm, ft, fu = face[mv], face[tg], face[un]
-            ft_pair = self.pair_tg(_pair(fm, ft))
-            fu_pair = self.pair_un(_pair(fm, fu))
+            r, s = self.rank_ext, self.suit_ext
+            ft_pair = self.pair_tg(_pair(r[mv], s[mv], r[tg], s[tg]))
+            fu_pair = self.pair_un(_pair(r[mv], s[mv], r[un], s[un]))
             return (
                 self.m_mv(h_ext[rows, mv]) + self.m_tg(h_ext[rows, tg])
                 + self.m_un(h_ext[rows, un]) + ft_pair + fu_pair + self.left_emb(left)
@@ -478,7 +488,7 @@ def build_net(arch: dict[str, Any], spec: dict[str, Any]):
 DEPTHS = 64
 """Depths a ``lookup`` network tells apart in a place (deeper cards share the last)."""
 
-PAIRS = 27 * 16
+PAIRS = (2 * len(RANKS) + 1) * len(SUITS) ** 2
 """Pairs of cards a ``moves`` network tells apart: rank difference (−12 … 12, in 27 slots) times
 the two suits; one more value for a pair with no second card."""
 
@@ -486,12 +496,13 @@ LEFT = 4
 """Face-up cards left in a column that a ``moves`` network tells apart (more count as this)."""
 
 
-def _pair(a, b):
-    """The :data:`PAIRS` index of faces ``a`` and ``b`` (tensors; −1: no card)."""
+def _pair(rank_a, suit_a, rank_b, suit_b):
+    """The :data:`PAIRS` index of cards ``a`` and ``b`` from their ranks and suits (tensors;
+    rank −1: no card)."""
     import torch
 
-    idx = (b % 13 - a % 13 + 13) * 16 + (a // 13) * 4 + b // 13
-    return torch.where((a >= 0) & (b >= 0), idx, PAIRS)
+    idx = (rank_b - rank_a + len(RANKS)) * len(SUITS) ** 2 + suit_a * len(SUITS) + suit_b
+    return torch.where((rank_a >= 0) & (rank_b >= 0), idx, PAIRS)
 
 
 class PolicyAgent(Agent):
