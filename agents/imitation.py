@@ -13,7 +13,9 @@ A run (``experiments/imitate.py CONFIG``) goes:
    trained again on everything (2.). The student thus learns what to do in the positions its
    own mistakes lead to, which the teacher's games never show. With ``dagger.stop_unsafe`` N
    a student's game ends after N positions in a row that the teacher cannot label safe (it is
-   lost by then, as a rule; see ``agents.teacher.teach_deal``).
+   lost by then, as a rule; see ``agents.teacher.teach_deal``). With ``dagger.warm_start`` a
+   round's network starts from the previous round's weights instead of afresh, and trains for
+   ``dagger.epochs`` epochs (0: ``train.epochs``), on everything as before.
 
 After each training the network plays the validation deals (evaluation split from ``2^19``,
 never the final evaluation deals ``0 …``) deterministically; the checkpoint with the most wins
@@ -74,7 +76,13 @@ SCHEMA: dict[str, Any] = {
         "first_deal": (int, 0),
         "on_repeat": (str, "greedy"),
     },
-    "dagger": {"rounds": (int, 2), "deals": (int, 250), "stop_unsafe": (int, 0)},
+    "dagger": {
+        "rounds": (int, 2),
+        "deals": (int, 250),
+        "stop_unsafe": (int, 0),
+        "warm_start": (bool, False),
+        "epochs": (int, 0),
+    },
     "train": {
         "epochs": (int, 8),
         "batch_size": (int, 256),
@@ -129,7 +137,8 @@ def check_imitation_config(data: Any, where: str = "<dict>") -> ImitationConfig:
         "arch.hidden": (1, 4096), "arch.layers": (1, 8),
         "teacher.deals": (1, 10**7), "teacher.max_nodes": (1, 10**9),
         "teacher.first_deal": (0, 2**34), "dagger.rounds": (0, 100),
-        "dagger.deals": (1, 10**7), "dagger.stop_unsafe": (0, 10**6), "train.epochs": (1, 10_000),
+        "dagger.deals": (1, 10**7), "dagger.stop_unsafe": (0, 10**6), "dagger.epochs": (0, 10_000),
+        "train.epochs": (1, 10_000),
         "train.batch_size": (1, 1 << 16), "train.learning_rate": (1e-8, 1.0),
         "train.weight_decay": (0.0, 1.0), "train.unsafe_weight": (0.0, 1.0),
         "train.rank_weight": (0.0, 100.0), "train.safe_weight": (0.0, 100.0),
@@ -417,6 +426,10 @@ class ImitationRun:
                 data = teacher_wins_only(data)
             torch.manual_seed(cfg.seed + r)
             net = build_net(dict(cfg.arch), self.spec)
+            epochs = cfg.train["epochs"]
+            if r and cfg.dagger["warm_start"]:
+                net.load_state_dict(load_policy(student).net.state_dict())
+                epochs = cfg.dagger["epochs"] or epochs
             meta = self.meta(r)
             rows = []
 
@@ -426,7 +439,7 @@ class ImitationRun:
                       f"acc {row['accuracy']:.3f} val wins {row.get('val_wins')}", flush=True)  # fmt: skip
 
             t0 = time.perf_counter()
-            wins, _ = fit(net, data, epochs=cfg.train["epochs"],
+            wins, _ = fit(net, data, epochs=epochs,
                           batch_size=cfg.train["batch_size"],
                           learning_rate=cfg.train["learning_rate"],
                           weight_decay=cfg.train["weight_decay"],

@@ -241,6 +241,8 @@ def test_fit_learns_the_teacher_labels(episodes):
         ({"arch": {"kind": "cards", "memory": "yes"}}, "arch.memory"),
         ({"train": {"safe_weight": -1}}, "train.safe_weight"),
         ({"dagger": {"rounds": -1}}, "dagger.rounds"),
+        ({"dagger": {"epochs": -1}}, "dagger.epochs"),
+        ({"dagger": {"warm_start": "yes"}}, "dagger.warm_start"),
         ({"teacher": {"on_repeat": "loop"}}, "teacher.on_repeat must be one of greedy, plan"),
         ({"bogus": 1}, "unknown key bogus"),
     ],
@@ -617,3 +619,32 @@ def test_place_features_are_the_pile_values_of_that_place(variant):
             break
         core.step(np.array([int(rng.choice(legal))]))
     assert seen > 0 or not double
+
+
+@pytest.mark.parametrize("warm", [False, True])
+def test_a_warm_started_dagger_round_starts_from_the_previous_round(tmp_path, monkeypatch, warm):
+    """``dagger.warm_start``: round 1 trains from round 0's weights, for ``dagger.epochs``
+    epochs; without it, from fresh weights for ``train.epochs``."""
+    import agents.imitation as imitation
+
+    seen = []
+    real_fit = imitation.fit
+
+    def spy(net, data, **kw):
+        seen.append(({k: v.clone() for k, v in net.state_dict().items()}, kw["epochs"]))
+        return real_fit(net, data, **kw)
+
+    monkeypatch.setattr(imitation, "fit", spy)
+    cfg = check_imitation_config({
+        "name": "warm", "variant": "SH1-C4", "jobs": 1, "torch_threads": 1,
+        "arch": {"kind": "cards", "hidden": 8, "layers": 1},
+        "teacher": {"deals": 2, "max_nodes": 2000}, "validation": {"deals": 1},
+        "dagger": {"rounds": 1, "deals": 1, "warm_start": warm, "epochs": 1, "stop_unsafe": 5},
+        "train": {"epochs": 2, "batch_size": 64},
+    })  # fmt: skip
+    imitation.ImitationRun(cfg, tmp_path).run(progress=False)
+    assert [e for _, e in seen] == [2, 1 if warm else 2]
+    round0 = load_policy(tmp_path / "round0.npz").net.state_dict()
+    start1 = seen[1][0]
+    same = all(np.array_equal(round0[k].numpy(), start1[k].numpy()) for k in round0)
+    assert same == warm
