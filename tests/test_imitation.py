@@ -648,3 +648,39 @@ def test_a_warm_started_dagger_round_starts_from_the_previous_round(tmp_path, mo
     start1 = seen[1][0]
     same = all(np.array_equal(round0[k].numpy(), start1[k].numpy()) for k in round0)
     assert same == warm
+
+
+def test_lost_games_says_how_each_lost_game_ends(tmp_path, capsys):
+    """experiments/lost_games.py: a game that ends stuck (no legal move) is proven lost at its
+    end, the foundation count it replays to is the one the game ended with, and the last
+    foundation growth lies within the game."""
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "experiments" / "lost_games.py"
+    spec = importlib.util.spec_from_file_location("_exp_lost_games", path)
+    lg = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(lg)
+    game, options = VARIANTS["SH1-C4"]
+    deals = eval_deals(6)
+    results = play_deals(RandomAgent(seed=0), game, options, deals, record=deals)
+    stuck = [r for r in results if r.end == "stuck"]
+    assert stuck, "no random game got stuck: the test shows nothing"
+    for r in stuck:
+        row = lg.lost_game(r, 5000)
+        assert row["end_verdict"] == "unsolvable"
+        assert 0 <= row["last_growth"] <= r.steps
+        g = Game.from_code(r.code)
+        for m in r.trace:
+            g.play(m)
+        assert g.stuck and not g.won
+        assert lg.foundation_cards(g.state, 0, g.cfg) == r.foundation
+    out = tmp_path / "lost.json"
+    assert lg.main(["SH1-C4", "greedy", "--deals", "4", "--max-nodes", "3000", "--json",
+                    str(out)]) == 0  # fmt: skip
+    text = capsys.readouterr().out
+    rows = json.loads(out.read_text())
+    assert f"lost {len(rows)}:" in text
+    assert all(r["end_verdict"] in ("solvable", "unsolvable", "unknown") for r in rows)
+    with pytest.raises(SystemExit):
+        lg.main(["SH1-C4", str(tmp_path / "missing.npz")])  # no checkpoint: a clear error
