@@ -32,9 +32,9 @@ $(STAMP_DEMO): pyproject.toml | $(BIN)/python
 	$(BIN)/solitaire-gym warmup
 	touch $@
 
-# The solver teaches a small network Seahaven Towers (4 cells); evaluate random, greedy, the new
-# network, the committed policy and the solver on held-out deals; table, plots and a playthrough
-# in runs/demo/ (experiments/demo.py).
+# The solver teaches a small network Double Solitaire (draw 3) from nothing; evaluate random,
+# greedy, the new network, the committed policy and the solver on held-out deals; table, plots
+# and a playthrough in runs/demo/ (experiments/demo.py, configs/demo_imitate_double_d3n.yaml).
 demo: $(STAMP_DEMO)
 	$(BIN)/python experiments/demo.py --out runs/demo
 

@@ -66,7 +66,11 @@ def render(trace: Path) -> list[Path]:
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--out", default="runs/demo", help="output folder (default runs/demo)")
-    p.add_argument("--config", default=str(ROOT / "configs" / "demo_imitate_seahaven_c4.yaml"))
+    p.add_argument(
+        "--config",
+        default=str(ROOT / "configs" / "demo_imitate_double_d3n.yaml"),
+        help="an imitation config (default configs/demo_imitate_double_d3n.yaml)",
+    )
     p.add_argument("--deals", type=int, default=200, help="evaluation deals (default 200)")
     args = p.parse_args(argv)
     out = Path(args.out)
