@@ -312,6 +312,32 @@ def test_warmup_command_runs_every_part(tmp_path):
         assert seconds >= 0 and compiled >= 0
 
 
+def test_after_the_warmup_a_game_compiles_nothing(tmp_path):
+    """After ``solitaire-gym warmup`` (its game part), a new process that plays to a foundation,
+    writes the position as a dict and asks a card's rank and suit compiles no kernel of the
+    package: every kernel Python code calls directly is warmed too."""
+    _child("from solitaire_gym.commands.warmup import warmup\nwarmup(['game'])", tmp_path)
+    code = (
+        "from numba.core import event\n"
+        "seen = []\n"
+        "class L(event.Listener):\n"
+        "    def on_start(self, ev):\n"
+        "        f = getattr(ev.data.get('dispatcher'), 'py_func', None)\n"
+        "        if (getattr(f, '__module__', None) or '').startswith('solitaire_gym.'):\n"
+        "            seen.append(f.__name__)\n"
+        "    def on_end(self, ev): pass\n"
+        "event.register('numba:compile', L())\n"
+        "from solitaire_gym import Game\n"
+        "from solitaire_gym.engine.cards import rank_of, suit_of\n"
+        "g = Game.from_code('SH1-C4-AAAAAAF')\n"
+        "g.play(next(m for m in g.legal_moves() if m.endswith('>f')))\n"
+        "assert any(g.to_dict()['foundations'])\n"
+        "rank_of(5), suit_of(40)\n"
+        "print('compiled:', sorted(set(seen)))\n"
+    )
+    assert _child(code, tmp_path).stdout.strip() == "compiled: []"
+
+
 def test_warmup_is_on_the_command_line():
     from solitaire_gym.cli import build_parser
 

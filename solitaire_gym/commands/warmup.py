@@ -35,6 +35,7 @@ def _first_illegal(mask: np.ndarray) -> int:
 
 def _game() -> None:
     from solitaire_gym import Game
+    from solitaire_gym.engine.cards import rank_of, suit_of
 
     g = Game.from_code(CODE)
     g.explain("t3>t5")
@@ -47,6 +48,12 @@ def _game() -> None:
     k = Game.from_code("DS1-D1N-AAAAAAB")
     k.play("draw")
     k.undo()
+    # kernels that Python code calls directly, not only from other kernels: a position with a
+    # card on a foundation (to_dict names it), and a card's rank and suit (agents.policy)
+    k = Game.from_code("SH1-C4-AAAAAAF")  # a deal with a card for a foundation at once
+    k.play(next(m for m in k.legal_moves() if m.endswith(">f")))
+    k.to_dict()
+    rank_of(0), suit_of(0)
 
 
 def _env() -> None:
