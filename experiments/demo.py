@@ -1,8 +1,9 @@
 """The main job (``make demo``): the solver teaches a network Double Solitaire from nothing.
 
-1. teacher data: the solver-backed teacher (``agents/teacher.py``) plays 200 training deals of
-   Double Solitaire, draw 3, Normal scoring, labelling every position; a small network is
-   cloned from it (``agents/imitation.py``, ``configs/demo_imitate_double_d3n.yaml``);
+1. teacher data: the solver-backed teacher (``agents/teacher.py``) plays the training deals of
+   Double Solitaire, draw 3, Normal scoring, that the config names (250), labelling every
+   position; a small network is cloned from it (``agents/imitation.py``,
+   ``configs/demo_imitate_double_d3n.yaml``);
 2. evaluates random, greedy, the freshly trained network, the committed ``learned`` policy
    (``agents/checkpoints/DS1-D3N.npz``) and the solver on held-out deals (evaluation split,
    deals 0 … n−1), prints the table and whether the new network beats greedy (95% Wilson
