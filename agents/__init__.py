@@ -5,13 +5,16 @@
 checkpoint of ``experiments/train.py``), ``SB3Agent`` and ``TorchAgent`` (any stable-baselines3
 model or torch module), ``PolicyAgent`` (a policy network taught by the solver:
 ``agents/imitation.py``; ``learned_agent("SH1-C4")`` loads the committed one of a variant).
-``play_deals`` plays a list of deals to the end with any of them.
+``play_deals`` plays a list of deals to the end with any of them; ``make_agent("greedy",
+"SH1-C4")`` builds a player by name (``agents/named.py``), as ``experiments/evaluate.py`` does.
 """
 
 from agents.base import RESIGN, Agent, GameView, RandomAgent, view_of
+from agents.named import POLICY_NAMES, make_agent
 from agents.play import VARIANTS, EpisodeResult, eval_deals, play_deals
 
 __all__ = [
+    "POLICY_NAMES",
     "RESIGN",
     "VARIANTS",
     "Agent",
@@ -28,6 +31,7 @@ __all__ = [
     "eval_deals",
     "learned_agent",
     "load_policy",
+    "make_agent",
     "play_deals",
     "view_of",
 ]

@@ -48,7 +48,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout
 
-from agents.base import RandomAgent
+from agents.named import POLICY_NAMES, make_agent
 from agents.play import VARIANTS, EpisodeResult, eval_deals, play_chunk, play_deals
 from agents.stats import summarize
 from solitaire_gym.distributed import add_ray_argument
@@ -77,32 +77,6 @@ def _ppo_specs(items: list[str]) -> list[tuple[str | None, str, Path]]:
         name = name or ("ppo" if len(items) == 1 else f"ppo{k + 1}")
         out.append((tag.upper() or None, name, Path(path)))
     return out
-
-
-def make_agent(policy: str, game: str, options: dict, args, cache: dict, name: str = ""):
-    if policy == "random":
-        return RandomAgent(seed=args.seed)
-    if policy == "greedy":
-        from agents.greedy import GreedyAgent
-
-        return GreedyAgent(game, options)
-    if policy == "solver":
-        from agents.solver_agent import SolverAgent
-
-        return SolverAgent(
-            max_seconds=args.solver_seconds, max_nodes=args.solver_nodes, cache=cache
-        )
-    if policy == "learned":
-        from agents.policy import learned_agent
-
-        return learned_agent(VARIANT_OF[(game, tuple(sorted(options.items())))], game=game,
-                             options=options)  # fmt: skip
-    raise ValueError(
-        f"unknown policy {policy!r}: use random, greedy, learned, solver or --ppo CHECKPOINT"
-    )
-
-
-VARIANT_OF = {(g, tuple(sorted(o.items()))): t for t, (g, o) in VARIANTS.items()}
 
 
 def _rows_to_results(rows: list[dict]) -> list[EpisodeResult]:
@@ -211,9 +185,9 @@ def evaluate(args) -> dict:
             raise SystemExit(f"evaluate.py: unknown variant {t!r}; use {', '.join(VARIANTS)}")
     policies = [p.strip() for p in args.policies.split(",") if p.strip()]
     for p in policies:
-        if p not in ("random", "greedy", "learned", "solver"):
-            raise SystemExit(f"evaluate.py: unknown policy {p!r} (random, greedy, learned, "
-                             "solver; other checkpoints with --ppo)")  # fmt: skip
+        if p not in POLICY_NAMES:
+            raise SystemExit(f"evaluate.py: unknown policy {p!r} ({', '.join(POLICY_NAMES)}; "
+                             "other checkpoints with --ppo)")  # fmt: skip
     if "solver" in policies:
         from agents.solver_agent import solver_available
 
@@ -317,8 +291,10 @@ def evaluate(args) -> dict:
                 data = path.read_bytes() if args.ray is not None else b""
                 make = functools.partial(_load_ppo, str(path), data, kw)
             else:
-                make = functools.partial(make_agent, kind, game, options, args, solver_cache,
-                                         name=name)  # fmt: skip
+                make = functools.partial(make_agent, kind, tag, seed=args.seed,
+                                         solver_nodes=args.solver_nodes,
+                                         solver_seconds=args.solver_seconds,
+                                         solver_cache=solver_cache)  # fmt: skip
             t0 = time.time()
             results, known = play(args, make, game, options, deals,
                                   record if have_traces else ())  # fmt: skip

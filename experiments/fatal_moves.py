@@ -12,7 +12,7 @@ greedy player's first choice there (the teacher's order is greedy's:
 ``agents.teacher.teacher_orders``) or the teacher's label was greedy's first choice and the
 student left it.
 
-``--stocks K`` (Solitaire Réfléchi, draw 1): for each fatal move where the student played
+``--stocks K`` (Solitaire Réfléchi, draw 1 or 3): for each fatal move where the student played
 greedy's first choice, made before the stock was ever turned over (so the player has seen no
 card still in the stock, and every order of those cards is one it cannot rule out), the solver
 (the teacher's budget) decides the position after the student's move and after the teacher's
@@ -94,7 +94,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("variant", help="e.g. TF1-D1N, SH1-C4")
     ap.add_argument("shards", help="DAgger shards, a glob (quoted)")
     ap.add_argument("--stocks", type=int, default=0, metavar="K",
-                    help="Réfléchi draw 1: also solve with K random stock orders")  # fmt: skip
+                    help="Réfléchi: also solve with K random stock orders")  # fmt: skip
     ap.add_argument("--max-nodes", type=int, default=DEFAULT_MAX_NODES)
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args(argv)
@@ -102,9 +102,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"fatal_moves: variant {args.variant!r} is not one of {', '.join(VARIANTS)}",
               file=sys.stderr)  # fmt: skip
         return 2
-    if args.stocks and args.variant != "TF1-D1N":
-        print("fatal_moves: --stocks needs TF1-D1N (with draw 3 or face-down cards the player "
-              "has seen part of what a reshuffle would change)", file=sys.stderr)  # fmt: skip
+    if args.stocks and args.variant not in ("TF1-D1N", "TF1-D3N"):
+        print("fatal_moves: --stocks needs TF1-D1N or TF1-D3N (elsewhere the player cannot see "
+              "cards other than the stock's, which a reshuffle of the stock leaves in place)",
+              file=sys.stderr)  # fmt: skip
         return 2
     if args.stocks < 0 or args.max_nodes < 1:
         print("fatal_moves: --stocks must be 0 or more and --max-nodes positive", file=sys.stderr)

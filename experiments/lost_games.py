@@ -30,6 +30,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from agents.named import make_agent  # noqa: E402
 from agents.play import VALIDATION_START, VARIANTS, EpisodeResult, eval_deals, play_deals  # noqa: E402
 from solitaire_gym import Game  # noqa: E402
 from solitaire_gym.envs.kernels import foundation_cards  # noqa: E402
@@ -54,7 +55,7 @@ def lost_game(r: EpisodeResult, max_nodes: int) -> dict:
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("variant", choices=sorted(VARIANTS))
-    p.add_argument("policy", help="greedy, learned, or a policy checkpoint (.npz)")
+    p.add_argument("policy", help="greedy, learned (agents.named), or a policy checkpoint (.npz)")
     p.add_argument("--deals", type=int, default=1000, help="validation deals (default 1000)")
     p.add_argument("--skip", type=int, default=0, help="skip the first N validation deals")
     p.add_argument("--max-nodes", type=int, default=200_000, help="solver nodes per end position")
@@ -65,19 +66,12 @@ def main(argv: list[str] | None = None) -> int:
     if not 1 <= args.max_nodes <= 10**9:
         p.error("--max-nodes must lie in 1 … 10^9")
     game, options = VARIANTS[args.variant]
-    if args.policy == "greedy":
-        from agents.greedy import GreedyAgent
+    from agents.policy import CheckpointError
 
-        agent = GreedyAgent(game, options)
-    else:
-        from agents.policy import CheckpointError, learned_agent, load_policy
-
-        try:
-            agent = (learned_agent(args.variant, game=game, options=options)
-                     if args.policy == "learned"
-                     else load_policy(args.policy, game=game, options=options))  # fmt: skip
-        except CheckpointError as e:
-            p.error(str(e))
+    try:
+        agent = make_agent(args.policy, args.variant)
+    except (ValueError, CheckpointError) as e:
+        p.error(str(e))
     deals = eval_deals(args.skip + args.deals, VALIDATION_START)[args.skip :]
     results = play_deals(agent, game, options, deals, batch_size=1000, record=deals)
     lost = [r for r in results if not r.won]

@@ -119,6 +119,34 @@ def test_solver_agent_plays_its_solutions_and_resigns_otherwise():
     assert all(r.won == (agent.verdicts[r.code]["verdict"] == "solvable") for r in res)
 
 
+def test_agents_by_name():
+    from agents import POLICY_NAMES, make_agent
+    from agents.policy import CheckpointError, PolicyAgent, committed_policies
+    from agents.solver_agent import SolverAgent
+
+    assert set(POLICY_NAMES) == {"random", "greedy", "learned", "solver"}
+    assert isinstance(make_agent("random", "SH1-C4", seed=3), RandomAgent)
+    assert isinstance(make_agent("greedy", "TF1-D3N"), GreedyAgent)
+    solver = make_agent("solver", "SH1-C4", solver_nodes=7, solver_seconds=1.5)
+    assert isinstance(solver, SolverAgent) and (solver.max_nodes, solver.max_seconds) == (7, 1.5)
+    # learned: the committed policy of the variant, or of the nearest option of its game
+    assert make_agent("learned", "SH1-C2").meta["variant"] == "SH1-C4"
+    path = committed_policies()["DS1-D3N"]
+    for policy in (path, str(path)):
+        agent = make_agent(policy, "DS1-D3N")
+        assert isinstance(agent, PolicyAgent) and agent.meta["variant"] == "DS1-D3N"
+        # a policy of one variant plays that variant's layout
+        game, options = VARIANTS["DS1-D3N"]
+        res = play_deals(agent, game, options, [5], max_episode_steps=LIMIT, record=[5])
+        _check_results(res, [5])
+    with pytest.raises(CheckpointError):
+        make_agent(path, "SH1-C4")  # another game's layout
+    for policy, variant, what in (("greedier", "SH1-C4", "unknown policy 'greedier'"),
+                                  ("greedy", "SH1-C9", "unknown variant 'SH1-C9'")):  # fmt: skip
+        with pytest.raises(ValueError, match=what):
+            make_agent(policy, variant)
+
+
 def test_single_env_interface():
     env = gym.make("solitaire_gym/SeahavenTowers-v0", cells=4)
     agent = GreedyAgent("seahaven_towers", {"cells": 4})
