@@ -391,6 +391,17 @@ class GreedyAgent(Agent):
         self.last_from = np.full(n, -1, np.int64)
 
     def _act(self, obs, masks, starts, active, view) -> np.ndarray:
+        ranks = self.preferences(obs, masks, starts, active)
+        out = np.argmax(ranks, axis=1).astype(np.int64)  # ties: the lower action id
+        playing = active & ~np.isneginf(ranks.max(axis=1))
+        out[~playing] = 0
+        self.commit(obs, masks, out, playing)
+        return out
+
+    def preferences(self, obs: np.ndarray, masks: np.ndarray, starts: np.ndarray,
+                    active: np.ndarray | None = None) -> np.ndarray:  # fmt: skip
+        """:meth:`ranking` of the ``active`` games (all by default), the games of ``starts``
+        forgotten first; :meth:`commit` then records the move played (``agents/veto.py``)."""
         if self._setup is None:
             raise ValueError("GreedyAgent: say which game it plays (GreedyAgent(game, options))")
         game, n_cards, decks, cols, cells, lay, table = self._setup
@@ -412,12 +423,12 @@ class GreedyAgent(Agent):
             self.counts[starts] = 0
             self.last_card[starts] = -1
             self.last_from[starts] = -1
-        ranks = self.ranking(obs, masks, active)
-        out = np.argmax(ranks, axis=1).astype(np.int64)  # ties: the lower action id
-        playing = active & ~np.isneginf(ranks.max(axis=1))
-        out[~playing] = 0
-        self.record(obs, out, playing)
-        return out
+        return self.ranking(obs, masks, np.ones(b, bool) if active is None else active)
+
+    def commit(self, obs: np.ndarray, masks: np.ndarray, actions: np.ndarray,
+               active: np.ndarray) -> None:  # fmt: skip
+        """Remember the moves ``actions`` of the ``active`` games that have a legal move."""
+        self.record(obs, actions, np.asarray(active, bool) & masks.any(axis=1))
 
     def ranking(self, obs: np.ndarray, masks: np.ndarray, active: np.ndarray) -> np.ndarray:
         """(B, N) float64: how much the agent prefers each action now (higher first, ``-inf``

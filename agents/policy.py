@@ -557,6 +557,15 @@ class PolicyAgent(Agent):
     def _act(self, obs, masks, starts, active, view) -> np.ndarray:
         from agents.learned import _masked_choice
 
+        scores = self.preferences(obs, masks, starts)
+        out = _masked_choice(scores, masks, self.deterministic, self.rng)
+        self.commit(obs, masks, out, active)
+        return out
+
+    def preferences(self, obs: np.ndarray, masks: np.ndarray, starts: np.ndarray) -> np.ndarray:
+        """The scores (B, N) this agent plays the best of now (−inf for illegal actions), the
+        games of ``starts`` forgotten first. The memory is read, not changed: :meth:`commit`
+        records the move played (``agents/veto.py`` plays another move in between)."""
         b, n = masks.shape
         if self.prev is None or self.prev.shape[0] != b:
             self.prev = np.full(b, n, np.int64)
@@ -567,12 +576,15 @@ class PolicyAgent(Agent):
                 self.memory = PlayMemory(b, self.net.memory_mode)
             self.memory.forget(np.asarray(starts, bool))
             tried = self.memory.counts(obs, masks)
-        out = _masked_choice(self.scores(obs, masks, self.prev, tried), masks,
-                             self.deterministic, self.rng)  # fmt: skip
-        self.prev[active] = out[active]
-        if tried is not None:
-            self.memory.record(obs, out, np.asarray(active, bool) & masks.any(axis=1))
-        return out
+        return self.scores(obs, masks, self.prev, tried)
+
+    def commit(self, obs: np.ndarray, masks: np.ndarray, actions: np.ndarray,
+               active: np.ndarray) -> None:  # fmt: skip
+        """Remember that each ``active`` game plays ``actions`` from ``obs`` (after
+        :meth:`preferences` on the same batch)."""
+        self.prev[active] = actions[active]
+        if getattr(self.net, "memory", False):
+            self.memory.record(obs, actions, np.asarray(active, bool) & masks.any(axis=1))
 
 
 def play_rule(meta: dict[str, Any]) -> tuple[str, float]:

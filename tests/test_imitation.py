@@ -684,3 +684,56 @@ def test_lost_games_says_how_each_lost_game_ends(tmp_path, capsys):
     assert all(r["end_verdict"] in ("solvable", "unsolvable", "unknown") for r in rows)
     with pytest.raises(SystemExit):
         lg.main(["SH1-C4", str(tmp_path / "missing.npz")])  # no checkpoint: a clear error
+
+
+def test_greedy_with_the_solver_veto_plays_the_teachers_labels():
+    """agents/veto.py: greedy with the veto is the teacher (on_repeat="greedy"): move for move,
+    the same choices as the teacher's labels, and it replaces greedy's first choice where the
+    teacher did."""
+    from agents.veto import SolverVetoAgent
+    from solitaire_gym.engine.actions import action_to_move
+
+    game, options = VARIANTS["SH1-C4"]
+    cfg = Game.new(game, **options).cfg
+    replaced = 0
+    for deal in (0, 3):
+        ep = teach_deal(game, options, deal, max_steps=80)
+        agent = SolverVetoAgent(GreedyAgent(game, options))
+        (r,) = play_deals(agent, game, options, [deal], max_episode_steps=80, record=[deal])
+        assert r.trace == [action_to_move(cfg, int(a)) for a in ep.labels]
+        assert agent.moves == len(ep.labels)
+        data = {"obs": ep.obs, "masks": ep.masks, "played": ep.labels,
+                "episode": np.full(len(ep.labels), deal)}  # fmt: skip
+        greedy_first = teacher_orders(data, game, options, k=1)[:, 0]
+        assert agent.vetoed == int((greedy_first != ep.labels).sum())
+        replaced += agent.vetoed
+    assert replaced > 0, "the veto never replaced greedy's choice: the test shows nothing"
+
+
+def test_the_veto_refuses_what_it_cannot_veto(tmp_path, capsys):
+    import importlib.util
+    from pathlib import Path
+
+    from agents.veto import SolverVetoAgent
+
+    with pytest.raises(TypeError, match="cannot be vetoed"):
+        SolverVetoAgent(RandomAgent(seed=0))
+    game, options = VARIANTS["SH1-C4"]
+    for bad in (0, -3, 2.5, True):
+        with pytest.raises(ValueError, match="max_nodes"):
+            SolverVetoAgent(GreedyAgent(game, options), max_nodes=bad)
+    path = Path(__file__).resolve().parents[1] / "experiments" / "veto.py"
+    spec = importlib.util.spec_from_file_location("_exp_veto", path)
+    veto = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(veto)
+    for argv in (["SH1-C4", "random"], ["SH1-C4", str(tmp_path / "missing.npz")],
+                 ["SH1-C4", "greedy", "--deals", "0"]):  # fmt: skip
+        with pytest.raises(SystemExit):
+            veto.main(argv)
+    out = tmp_path / "veto.json"
+    assert veto.main(["SH1-C4", "greedy", "--deals", "3", "--json", str(out)]) == 0
+    rows = json.loads(out.read_text())
+    assert [r["deal"] for r in rows] == list(eval_deals(3, 2**19))
+    text = capsys.readouterr().out
+    won = sum(r["won"] for r in rows)
+    assert f"policy         won {won:>5} of 3" in text
