@@ -48,12 +48,19 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--skip", type=int, default=0, help="skip the first N validation deals")
     p.add_argument("--max-nodes", type=int, default=DEFAULT_MAX_NODES,
                    help="solver nodes per tried move (the teacher's default)")  # fmt: skip
+    p.add_argument("--samples", type=int, default=0, metavar="K",
+                   help="Réfléchi: judge moves under K random orders of the unseen stock, "
+                   "not the real one (agents/veto.py)")  # fmt: skip
     p.add_argument("--json", help="write the per-deal rows here")
     args = p.parse_args(argv)
     if not 1 <= args.deals <= 100_000 or not 0 <= args.skip <= 100_000:
         p.error("--deals must lie in 1 … 100000 and --skip in 0 … 100000")
     if not 1 <= args.max_nodes <= 10**9:
         p.error("--max-nodes must lie in 1 … 10^9")
+    if not 0 <= args.samples <= 1000:
+        p.error("--samples must lie in 0 … 1000")
+    if args.samples and not args.variant.startswith("TF1"):
+        p.error("--samples needs Solitaire Réfléchi (TF1-…): elsewhere other cards are hidden too")
     if args.policy not in ("learned", "greedy") and not args.policy.endswith(".npz"):
         p.error(f"policy must be learned, greedy or a policy checkpoint (.npz), not "
                 f"{args.policy!r}")  # fmt: skip
@@ -61,7 +68,8 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         alone = make_agent(args.policy, args.variant)
-        vetoed = SolverVetoAgent(make_agent(args.policy, args.variant), max_nodes=args.max_nodes)
+        vetoed = SolverVetoAgent(make_agent(args.policy, args.variant), max_nodes=args.max_nodes,
+                                 samples=args.samples)  # fmt: skip
     except (ValueError, CheckpointError) as e:
         p.error(str(e))
     game, options = VARIANTS[args.variant]
@@ -75,7 +83,8 @@ def main(argv: list[str] | None = None) -> int:
                                                     file=sys.stderr, flush=True))  # fmt: skip
     t2 = time.perf_counter()
     print(f"\n{args.variant}, {args.policy}, validation deals 2^19+{args.skip} … (+{n}):")
-    for name, res, secs in (("policy", plain, t1 - t0), ("policy + veto", with_veto, t2 - t1)):
+    veto_name = f"+ veto @{args.samples}" if args.samples else "policy + veto"
+    for name, res, secs in (("policy", plain, t1 - t0), (veto_name, with_veto, t2 - t1)):
         won = sum(r.won for r in res)
         lo, hi = wilson_interval(won, n)
         ends = Counter(r.end for r in res if not r.won)

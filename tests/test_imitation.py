@@ -727,7 +727,8 @@ def test_the_veto_refuses_what_it_cannot_veto(tmp_path, capsys):
     veto = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(veto)
     for argv in (["SH1-C4", "random"], ["SH1-C4", str(tmp_path / "missing.npz")],
-                 ["SH1-C4", "greedy", "--deals", "0"]):  # fmt: skip
+                 ["SH1-C4", "greedy", "--deals", "0"],
+                 ["SH1-C4", "greedy", "--samples", "3"]):  # fmt: skip
         with pytest.raises(SystemExit):
             veto.main(argv)
     out = tmp_path / "veto.json"
@@ -737,3 +738,30 @@ def test_the_veto_refuses_what_it_cannot_veto(tmp_path, capsys):
     text = capsys.readouterr().out
     won = sum(r["won"] for r in rows)
     assert f"policy         won {won:>5} of 3" in text
+
+
+def test_the_sampled_veto_never_reads_the_order_of_the_unseen_stock(monkeypatch, tmp_path):
+    """agents/veto.py with samples: the solver is asked about reshuffles of the stock that
+    depend on its cards, never on their real order; and only Réfléchi is sampled."""
+    import agents.veto as veto
+
+    asked: list[list] = []
+
+    def prove(g, max_nodes):  # records the stocks the veto asks about
+        asked[-1].append(g.to_dict()["stock"])
+        return "solvable", []
+
+    monkeypatch.setattr(veto, "prove", prove)
+    game, options = VARIANTS["TF1-D3N"]
+    real = Game.new(game, **options, deal=4).to_dict()
+    for position in (real, dict(real, stock=real["stock"][::-1])):
+        asked.append([])
+        agent = veto.SolverVetoAgent(GreedyAgent(game, options), samples=5)
+        assert agent._sampled(position, "draw")
+    assert len(asked[0]) == 5 and asked[0] == asked[1]
+    assert len({tuple(s) for s in asked[0]}) > 1  # reshuffles, not one order
+    with pytest.raises(ValueError, match="samples"):
+        veto.SolverVetoAgent(GreedyAgent(game, options), samples=-1)
+    sh = VARIANTS["SH1-C4"]
+    with pytest.raises(ValueError, match="samples"):
+        veto.SolverVetoAgent(GreedyAgent(*sh), samples=3).check_env(*sh)
