@@ -34,9 +34,11 @@ from solitaire_gym.game import Game
 
 
 class SolverVetoAgent(Agent):
-    """``inner`` (a :class:`~agents.policy.PolicyAgent` or :class:`~agents.greedy.GreedyAgent`: anything with ``preferences`` and
-    ``commit``) with the solver's veto (module docstring). ``vetoed`` counts the moves where
-    the policy's first choice was replaced, ``moves`` all the moves chosen."""
+    """``inner`` (a :class:`~agents.policy.PolicyAgent` or :class:`~agents.greedy.GreedyAgent`:
+    anything with ``preferences`` and ``commit``) with the solver's veto (module docstring);
+    ``samples`` random stock orders per judged move instead of the real one (0: the real one),
+    drawn from ``seed``. ``vetoed`` counts the moves where the policy's first choice was
+    replaced, ``moves`` all the moves chosen."""
 
     uses = "position"
 
@@ -44,10 +46,10 @@ class SolverVetoAgent(Agent):
                  max_tries: int = MAX_TRIES, samples: int = 0, seed: int = 0) -> None:  # fmt: skip
         if not (hasattr(inner, "preferences") and hasattr(inner, "commit")):
             raise TypeError(f"{inner!r} cannot be vetoed: it has no preferences() and commit()")
-        for key, value in (("max_nodes", max_nodes), ("max_tries", max_tries),
-                           ("samples", samples + 1)):  # fmt: skip
-            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                raise ValueError(f"{key} must be a positive integer, not {value!r}")
+        for key, value, least in (("max_nodes", max_nodes, 1), ("max_tries", max_tries, 1),
+                                  ("samples", samples, 0)):  # fmt: skip
+            if not isinstance(value, int) or isinstance(value, bool) or value < least:
+                raise ValueError(f"{key} must be an integer of at least {least}, not {value!r}")
         self.inner = inner
         self.name = f"{inner.name}+veto" + (f"@{samples}" if samples else "")
         self.max_nodes = max_nodes
