@@ -51,12 +51,21 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--samples", type=int, default=0, metavar="K",
                    help="Réfléchi: judge moves under K random orders of the unseen stock, "
                    "not the real one (agents/veto.py)")  # fmt: skip
+    p.add_argument(
+        "--decide",
+        type=int,
+        default=0,
+        metavar="NODES",
+        help="also decide each deal the veto lost, from the deal, with NODES nodes",
+    )
     p.add_argument("--json", help="write the per-deal rows here")
     args = p.parse_args(argv)
     if not 1 <= args.deals <= 100_000 or not 0 <= args.skip <= 100_000:
         p.error("--deals must lie in 1 … 100000 and --skip in 0 … 100000")
     if not 1 <= args.max_nodes <= 10**9:
         p.error("--max-nodes must lie in 1 … 10^9")
+    if not 0 <= args.decide <= 10**9:
+        p.error("--decide must lie in 0 … 10^9")
     if not 0 <= args.samples <= 1000:
         p.error("--samples must lie in 0 … 1000")
     if args.samples and not args.variant.startswith("TF1"):
@@ -97,10 +106,24 @@ def main(argv: list[str] | None = None) -> int:
         f"policy only {both[True, False]}, by neither {both[False, False]}; the veto replaced "
         f"{vetoed.vetoed} of {vetoed.moves} moves ({vetoed.vetoed / max(vetoed.moves, 1):.1%})"
     )
+    verdicts = {}
+    if args.decide:
+        from agents.teacher import prove
+        from solitaire_gym import Game
+
+        for r in with_veto:
+            if not r.won:
+                verdicts[r.code] = prove(Game.from_code(r.code), args.decide)[0]
+        counts = Counter(verdicts.values())
+        print(
+            f"  the {len(verdicts)} deals lost with the veto, decided from the deal "
+            f"({args.decide} nodes): "
+            + ", ".join(f"{counts[k]} {k}" for k in ("solvable", "unsolvable", "unknown"))
+        )
     if args.json:
         rows = [{"deal": int(d), "code": a.code, "won": a.won, "won_with_veto": b.won,
                  "end_with_veto": b.end, "foundation": a.foundation,
-                 "foundation_with_veto": b.foundation}
+                 "foundation_with_veto": b.foundation, "deal_verdict": verdicts.get(b.code)}
                 for d, a, b in zip(deals, plain, with_veto, strict=True)]  # fmt: skip
         Path(args.json).write_text(json.dumps(rows, indent=1) + "\n")
     return 0

@@ -731,13 +731,20 @@ def test_the_veto_refuses_what_it_cannot_veto(tmp_path, capsys):
                  ["SH1-C4", "greedy", "--samples", "3"]):  # fmt: skip
         with pytest.raises(SystemExit):
             veto.main(argv)
+    with pytest.raises(SystemExit):
+        veto.main(["SH1-C4", "greedy", "--decide", "-1"])
     out = tmp_path / "veto.json"
-    assert veto.main(["SH1-C4", "greedy", "--deals", "3", "--json", str(out)]) == 0
+    assert veto.main(["SH1-C4", "greedy", "--deals", "3", "--decide", "5000", "--json",
+                      str(out)]) == 0  # fmt: skip
     rows = json.loads(out.read_text())
     assert [r["deal"] for r in rows] == list(eval_deals(3, 2**19))
     text = capsys.readouterr().out
     won = sum(r["won"] for r in rows)
     assert f"policy         won {won:>5} of 3" in text
+    lost = [r for r in rows if not r["won_with_veto"]]
+    assert f"the {len(lost)} deals lost with the veto, decided" in text
+    assert all(r["deal_verdict"] in ("solvable", "unsolvable", "unknown") for r in lost)
+    assert all(r["deal_verdict"] is None for r in rows if r["won_with_veto"])
 
 
 def test_the_sampled_veto_never_reads_the_order_of_the_unseen_stock(monkeypatch, tmp_path):
