@@ -4,8 +4,8 @@
     >>> make_agent("greedy", "SH1-C4").name
     'greedy'
 
-``experiments/evaluate.py``, ``experiments/lost_games.py`` and the demo ask this module, so a
-name means the same player everywhere. Importing it loads neither torch nor the solver: each
+``experiments/evaluate.py`` (and so the demo), ``experiments/lost_games.py`` and
+``experiments/veto.py`` ask this module, so a name means the same player everywhere. Importing it loads neither torch nor the solver: each
 player's module is imported when that player is asked for.
 """
 

@@ -96,6 +96,28 @@ def prove(g: Game, max_nodes: int) -> tuple[str, list[int]]:
     return verdict, ([int(a) for a in path] if verdict == "solvable" else [])
 
 
+def first_winnable(start: dict, order, plan: list[str], action_to_move, max_nodes: int,
+                   max_tries: int) -> tuple[int | None, list[str], int]:  # fmt: skip
+    """The first action of ``order[:max_tries]`` after which the solver proves a win from the
+    position ``start`` (``Game.to_dict()``), the rest of that win as moves, and the solver calls
+    made: ``(action, plan, calls)``, or ``(None, [], calls)`` when no try is proven. An action
+    that is the next move of ``plan`` (the rest of the last win found from ``start``) is proven
+    by it, without a call. The teacher tries greedy's order with it (:meth:`SafeGreedyTeacher.
+    label`), the solver's veto a policy's (``agents/veto.py``)."""
+    calls = 0
+    for a in order[:max_tries]:
+        move = action_to_move(int(a))
+        if plan and plan[0] == move:
+            return int(a), plan[1:], calls
+        g = Game.from_dict(start)
+        g.play(move)
+        calls += not g.won
+        verdict, path = prove(g, max_nodes)
+        if verdict == "solvable":
+            return int(a), [action_to_move(b) for b in path], calls
+    return None, [], calls
+
+
 class SafeGreedyTeacher:
     """Labels positions of ``game`` / ``options`` (see the module docstring).
 
@@ -173,21 +195,13 @@ class SafeGreedyTeacher:
         if legal.size == 0:
             raise ValueError(f"{core.codes[row]}: no legal move to label")
         order = legal[np.argsort(-ranks[legal], kind="stable")]
-        start = core.to_dict(row)
-        for a in order[: self.max_tries]:
-            move = core.action_to_move(int(a))
-            if self.plan and self.plan[0] == move:
-                self.plan = self.plan[1:]
-                return int(a), True
-            g = Game.from_dict(start)
-            g.play(move)
-            self.calls += not g.won
-            verdict, path = prove(g, self.max_nodes)
-            if verdict == "solvable":
-                self.plan = [core.action_to_move(b) for b in path]
-                return int(a), True
-        self.plan = []
-        return int(order[0]), False
+        a, self.plan, calls = first_winnable(core.to_dict(row), order, self.plan,
+                                             core.action_to_move, self.max_nodes,
+                                             self.max_tries)  # fmt: skip
+        self.calls += calls
+        if a is None:
+            return int(order[0]), False
+        return a, True
 
     def played(self, core: EnvCore, action: int, label: int, row: int = 0) -> None:
         """Tell the teacher that ``action`` is played from game ``row``'s current position (call

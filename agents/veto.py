@@ -29,7 +29,7 @@ from __future__ import annotations
 import numpy as np
 
 from agents.base import Agent
-from agents.teacher import DEFAULT_MAX_NODES, MAX_TRIES, prove
+from agents.teacher import DEFAULT_MAX_NODES, MAX_TRIES, first_winnable, prove
 from solitaire_gym.game import Game
 
 
@@ -94,20 +94,10 @@ class SolverVetoAgent(Agent):
                 if self._sampled(position, view.action_to_move(int(a))):
                     return int(a)
             return int(order[0])
-        plan = self.plans.get(row, [])
-        for a in order[: self.max_tries]:
-            move = view.action_to_move(int(a))
-            if plan and plan[0] == move:  # the rest of the last win found proves it
-                self.plans[row] = plan[1:]
-                return int(a)
-            g = Game.from_dict(position)
-            g.play(move)
-            verdict, path = prove(g, self.max_nodes)
-            if verdict == "solvable":
-                self.plans[row] = [view.action_to_move(b) for b in path]
-                return int(a)
-        self.plans[row] = []
-        return int(order[0])
+        a, self.plans[row], _ = first_winnable(position, order, self.plans.get(row, []),
+                                               view.action_to_move, self.max_nodes,
+                                               self.max_tries)  # fmt: skip
+        return int(order[0]) if a is None else a
 
     def _act(self, obs, masks, starts, active, view) -> np.ndarray:
         scores = self.inner.preferences(obs, masks, starts)
