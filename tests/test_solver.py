@@ -21,7 +21,13 @@ from solitaire_gym.solver.search import _Search
 # Every reduction off: exact positions, every legal move, stock taps as moves, no automatic
 # moves, no restarts. The plain exhaustive search the verdicts are checked against.
 REFERENCE = (
-    K.FL_NO_AUTO | K.FL_NO_LAZY | K.FL_NO_MACRO | K.FL_EXACT | K.FL_NO_PRUNE | K.FL_NO_DEADEND
+    K.FL_NO_AUTO
+    | K.FL_NO_LAZY
+    | K.FL_NO_MACRO
+    | K.FL_EXACT
+    | K.FL_NO_PRUNE
+    | K.FL_NO_DEADEND
+    | K.FL_NO_PASS
 )
 
 # Found with the solver (each solved in well under a second); the bot test of the solver.
@@ -111,7 +117,7 @@ def test_strong_dead_end_at_the_root(code):
     r = solve(code, max_seconds=5)
     assert r.verdict == "unsolvable" and r.nodes == 0 and r.stats["dead_ends"] == 1
     S = _Search(Game.from_code(code, undo_depth=0), 1)
-    loc = np.zeros(2 * K.SEQ + 8, np.int64)
+    loc = np.zeros(K.TMP_SIZE, np.int64)
     K.autoplay(S.s, S.cfg, S.recs, 0, 0)
     assert K.dead_end(S.s, S.cfg, loc, True)
     assert not K.dead_end(S.s, S.cfg, loc)  # the per-node test does not see it
@@ -131,7 +137,7 @@ def test_no_dead_end_on_a_winning_line(code):
     r = solve(code, max_seconds=10)
     assert r.verdict == "solvable"
     g = Game.from_code(code, undo_depth=0)
-    loc = np.zeros(2 * K.SEQ + 8, np.int64)
+    loc = np.zeros(K.TMP_SIZE, np.int64)
     for move in [*r.solution, None]:
         S = _Search(g, 1)
         assert not K.dead_end(S.s, S.cfg, loc), (code, move)
@@ -158,7 +164,7 @@ def test_dead_end_constructed():
     tab[0] = ["7S", "5H", "6H"]
     tab[5] = ["QS", "7C"]
     S = _Search(Game.from_dict(d, undo_depth=0), 1)
-    assert not K.dead_end(S.s, S.cfg, np.zeros(2 * K.SEQ + 8, np.int64))
+    assert not K.dead_end(S.s, S.cfg, np.zeros(K.TMP_SIZE, np.int64))
 
 
 # Double Solitaire, Vegas scoring: the waste of the single pass is never turned over. Both 6♥ are
@@ -194,13 +200,61 @@ def test_vegas_dead_end_constructed():
     # With Normal scoring the waste turns over: the black 7s come back, not a dead end.
     normal = dict(VEGAS_STUCK, code="DS1-D1N-AAAAAAB")
     S = _Search(Game.from_dict(normal, undo_depth=0), 1)
-    assert not K.dead_end(S.s, S.cfg, np.zeros(2 * K.SEQ + 8, np.int64))
+    assert not K.dead_end(S.s, S.cfg, np.zeros(K.TMP_SIZE, np.int64))
     # One black 7 on a column instead: the 6♥ can leave the waste, not a dead end.
     d = json.loads(json.dumps(VEGAS_STUCK))
     d["waste"].remove("7C")
     d["tableau"][6] = ["7C"]
     S = _Search(Game.from_dict(d, undo_depth=0), 1)
-    assert not K.dead_end(S.s, S.cfg, np.zeros(2 * K.SEQ + 8, np.int64))
+    assert not K.dead_end(S.s, S.cfg, np.zeros(K.TMP_SIZE, np.int64))
+
+
+# ---- the single pass (kernels.single_pass_lost) ------------------------------------------------
+
+
+def test_single_pass_bound_at_the_root():
+    # DS1-D3V deal 5: even the relaxed game (a card leaves when any card it fits on has been in
+    # view, nothing covers anything) leaves cards off the foundations at the end of the stock.
+    r = solve("DS1-D3V-AAAAAAF", max_seconds=10)
+    assert r.verdict == "unsolvable" and r.nodes == 0 and r.stats["dead_ends"] == 1
+    free = solve("DS1-D3V-AAAAAAF", max_seconds=10, _flags=K.FL_NO_PASS)
+    assert free.verdict == "unsolvable" and free.nodes > 1000
+    S = _Search(Game.from_code("DS1-D3V-AAAAAAF", undo_depth=0), 1)
+    w = np.zeros(K.TMP_SIZE, np.int64)
+    assert K.single_pass_lost(S.s, S.cfg, w)
+    assert not K.dead_end_double(S.s, S.cfg, w)  # the frozen-prefix test does not see it
+    # Only the single pass: the same deal with Normal scoring is no business of the bound.
+    S = _Search(Game.from_code("DS1-D3N-AAAAAAF", undo_depth=0), 1)
+    assert not K.single_pass_lost(S.s, S.cfg, w)
+
+
+def test_single_pass_bound_never_on_a_winning_line():
+    # Every position along solutions found without the bound (random Vegas end games).
+    rng = random.Random("single pass")
+    checked = 0
+    w = np.zeros(K.TMP_SIZE, np.int64)
+    for code, off in [("DS1-D1V-AAAAAAB", 48), ("DS1-D3V-AAAAAAB", 48)]:
+        for _ in range(6):
+            d = _random_position(code, rng, off)
+            r = solve(d, max_nodes=300_000, max_seconds=10, _flags=K.FL_NO_PASS)
+            if r.verdict != "solvable":
+                continue
+            g = Game.from_dict(d, undo_depth=0)
+            for move in [*r.solution, None]:
+                S = _Search(g, 1)
+                assert not K.single_pass_lost(S.s, S.cfg, w), (d, move)
+                if move is not None:
+                    g.play(move)
+            checked += 1
+    assert checked >= 6
+
+
+def test_single_pass_bound_shortens_proofs():
+    # DS1-D3V deal 27: proven lost in about 1,600 nodes with the bound, about 33,000 without.
+    r = solve("DS1-D3V-AAAAAA3", max_seconds=20)
+    free = solve("DS1-D3V-AAAAAA3", max_seconds=20, _flags=K.FL_NO_PASS)
+    assert r.verdict == free.verdict == "unsolvable"
+    assert r.nodes * 5 < free.nodes, (r.nodes, free.nodes)
 
 
 # ---- constructed positions -------------------------------------------------------------------

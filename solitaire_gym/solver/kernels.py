@@ -62,7 +62,11 @@ In Double Solitaire with Vegas scoring (``dead_end_double``) the same argument c
 copies of each card, face-down cards, and the waste, which the single pass makes a pile that is
 only ever taken from the top and never built on: a waste card with nowhere to go holds every card
 under it. New positions are tested there too, after a stock macro as well (its taps add to the
-waste for good).
+waste for good). There the test also plays the rest of the single pass in a relaxed game that can
+do everything the real one can and more (``single_pass_lost``: a card leaves the waste or its
+column whenever a card it fits on has ever been in view, nothing covers anything): if even that
+game ends the stock with a card off the foundations, the position is lost. It looks at the order
+of the cards still to come, which the frozen-prefix test does not.
 
 **Visited set and exactness.** A node is entered at most once per run: a child whose key is in
 the table is not expanded again. Every winnable node has a generated child strictly closer to a
@@ -199,6 +203,7 @@ FL_NO_TAKEBACK = 64
 # Not a reduction either: a run that splits no built sequence between columns (side runs, like
 # FL_NO_TAKEBACK: the nodes where such a move was left out are incomplete).
 FL_NO_SPLIT = 128
+FL_NO_PASS = 256  # no single-pass bound (``single_pass_lost``) in the Vegas dead-end test
 
 # ---- Zobrist table layout (two rows, one per key) ----------------------------------------------
 SEQ = 105  # positions in the stock + waste sequence (104 cards) + 1
@@ -217,6 +222,15 @@ R_FOUND = 2  # put a card of suit rcol on a foundation (a card of it just went t
 
 MOVE_BITS = 11  # actions < 2048; a move is action | draws << MOVE_BITS
 MOVE_MASK = (1 << MOVE_BITS) - 1
+# Scratch ``tmp`` (int64): the stock walk's undo records and the dead-end tests' locations use
+# the start; ``single_pass_lost`` uses W_HOME and beyond.
+W_HOME = 128  # 52: copies of each card on the foundations
+W_AVAIL = W_HOME + 52  # 52: copies ever face up in a column, on a foundation or placed
+W_FREE = W_AVAIL + 52  # 52: copies placed on the board (not on a foundation)
+W_PTR = W_FREE + 52  # 10: cards of each column not yet gone
+W_REV = W_PTR + 10  # 10: the lowest face-up height of each column
+W_WASTE = W_REV + 10  # 104: the waste, bottom first
+TMP_SIZE = max(2 * SEQ + 8, W_WASTE + 104)
 REC_MARGIN = 2 * SEQ + 128  # records one move can push: stock taps, the move, automatic plays
 MOVE_MARGIN = 4096  # moves one node can push (generous: about 60 in practice)
 SCRATCH = 2048  # legal_actions' buffer (more than any game's action count)
@@ -565,7 +579,7 @@ def _stays(
 
 
 @nb.njit(cache=True)
-def dead_end(s, cfg: np.ndarray, loc: np.ndarray, strong: bool = False) -> bool:
+def dead_end(s, cfg: np.ndarray, loc: np.ndarray, strong: bool = False, flags: int = 0) -> bool:
     """Solitaire Réfléchi: is row 0 provably lost because some column bottoms can never be taken
     apart? ``loc``: scratch (at least 52 + columns entries).
 
@@ -592,7 +606,9 @@ def dead_end(s, cfg: np.ndarray, loc: np.ndarray, strong: bool = False) -> bool:
     ``c[i]`` itself, above ``c[q]``, and it leaves ``c`` again only onto one of those). Costlier;
     the search uses it at the root, where it decides some deals the plain test leaves open."""
     if cfg[G_GAME] == DOUBLE:
-        return dead_end_double(s, cfg, loc)
+        if dead_end_double(s, cfg, loc):
+            return True
+        return not (flags & FL_NO_PASS) and single_pass_lost(s, cfg, loc)
     if cfg[G_GAME] != REFLECHI:
         return False
     cols = cfg[G_COLS]
@@ -800,6 +816,136 @@ def dead_end_double(s, cfg: np.ndarray, loc: np.ndarray) -> bool:
                 fh[d] = nh
                 changed = True
     return fh.max() > 0
+
+
+# ---- the single pass: what the rest of the stock allows (Double Solitaire, Vegas) --------------
+#
+# A relaxation of the game that can only do more than the real one, played forward to the end of
+# the stock; fewer than all cards home at its end proves the position lost. Each card is in one
+# of: a column (in its original order, gone from the top only), the waste (a pile taken from the
+# top only), the stock (drawn in order, ``draw`` at a time), *placed* (anywhere on the board,
+# never in the way) or home. Relaxed: a card leaves its column or the waste when it can go home,
+# or when some copy of a card it fits on has ever been face up, placed or home (capacity, cover
+# and the card's place are ignored; a King needs only that some column has ever been empty); a
+# placed card goes home whenever its foundation takes it. Every such step only adds possibilities,
+# so playing them all before each draw gives the most any play can reach: if even that leaves a
+# card off the foundations when the stock is spent, no play wins. The frozen-prefix test above
+# looks at the cards in view; this one at the order of the cards still to come.
+
+
+@nb.njit(cache=True, inline="always")
+def _home_takes(home: np.ndarray, card: int) -> bool:
+    """Does some foundation pile take ``card``? (Two piles per suit, each built up from the Ace:
+    as many piles end just under ``card`` as there are copies of the card below it home beyond
+    the copies of ``card`` itself.)"""
+    r = rank_of(card)
+    if r == 0:
+        return home[card] < 2
+    return home[card - 1] > home[card]
+
+
+@nb.njit(cache=True, inline="always")
+def _some_place(cfg: np.ndarray, avail: np.ndarray, card: int, empty_ever: bool) -> bool:
+    r = rank_of(card)
+    if r == KING:
+        return empty_ever
+    for su in range(4):
+        t = su * 13 + r + 1
+        if avail[t] > 0 and fits_on(cfg, card, t):
+            return True
+    return False
+
+
+@nb.njit(cache=True)
+def single_pass_lost(s, cfg: np.ndarray, w: np.ndarray) -> bool:
+    """Double Solitaire with Vegas scoring: does row 0 leave a card off the foundations even in
+    the relaxed game above, however the rest of the stock is played? ``w``: scratch of
+    ``TMP_SIZE`` entries (uses ``W_HOME`` onwards)."""
+    if cfg[G_GAME] != DOUBLE or not cfg[G_VEGAS]:
+        return False
+    cols = cfg[G_COLS]
+    home = w[W_HOME : W_HOME + 52]
+    avail = w[W_AVAIL : W_AVAIL + 52]
+    free = w[W_FREE : W_FREE + 52]
+    ptr = w[W_PTR : W_PTR + cols]
+    rev = w[W_REV : W_REV + cols]
+    wst = w[W_WASTE : W_WASTE + 104]
+    for k in range(52):
+        home[k] = 0
+        avail[k] = 0
+        free[k] = 0
+    total = 0
+    for p in range(cfg[G_PILES]):
+        su = p // 2
+        for r in range(np.int64(s.found[0, p])):
+            home[su * 13 + r] += 1
+            avail[su * 13 + r] += 1
+            total += 1
+    empty_ever = False
+    for c in range(cols):
+        n = np.int64(s.tab_len[0, c])
+        ptr[c] = n
+        rev[c] = np.int64(s.tab_down[0, c])
+        if n == 0:
+            empty_ever = True
+        for q in range(rev[c], n):
+            avail[np.int64(s.tab[0, c, q])] += 1
+    wl = np.int64(s.waste_len[0])
+    for q in range(wl):
+        wst[q] = s.waste[0, q]
+    si = np.int64(s.stock_len[0])
+    draw = cfg[G_DRAW]
+    while True:
+        changed = True
+        while changed:
+            changed = False
+            for card in range(52):
+                while free[card] > 0 and _home_takes(home, card):
+                    free[card] -= 1
+                    home[card] += 1
+                    total += 1
+                    changed = True
+            for c in range(cols):
+                while ptr[c] > 0:
+                    q = ptr[c] - 1
+                    card = np.int64(s.tab[0, c, q])
+                    if q < rev[c]:  # turned over
+                        rev[c] = q
+                        avail[card] += 1
+                        changed = True
+                    if _home_takes(home, card):
+                        home[card] += 1
+                        total += 1
+                    elif _some_place(cfg, avail, card, empty_ever):
+                        free[card] += 1
+                    else:
+                        break
+                    ptr[c] = q
+                    changed = True
+                if ptr[c] == 0 and not empty_ever:
+                    empty_ever = True
+                    changed = True
+            while wl > 0:
+                card = wst[wl - 1]
+                if _home_takes(home, card):
+                    home[card] += 1
+                    total += 1
+                elif _some_place(cfg, avail, card, empty_ever):
+                    free[card] += 1
+                else:
+                    break
+                avail[card] += 1
+                wl -= 1
+                changed = True
+        if total == 104:
+            return False
+        if si == 0:
+            return True
+        for _ in range(draw):
+            if si > 0:
+                si -= 1
+                wst[wl] = s.stock[0, si]
+                wl += 1
 
 
 # ---- move generation and ordering --------------------------------------------------------------
@@ -1096,7 +1242,7 @@ def _enter_root(
     if code == TT_DEAD:
         return ST_EXHAUSTED
     ctl[C_TT] += fresh
-    if not (ctl[C_FLAGS] & FL_NO_DEADEND) and dead_end(s, cfg, tmp, True):
+    if not (ctl[C_FLAGS] & FL_NO_DEADEND) and dead_end(s, cfg, tmp, True, ctl[C_FLAGS]):
         tt_kill(tt1, tt2, tti, h1, h2)
         ctl[C_DEAD] += 1
         ctl[C_DEADEND] += 1
@@ -1330,7 +1476,7 @@ def search(
             deadends_on
             and kind != K_TF
             and (kind != K_WF or (vegas and j > 0))
-            and dead_end(s, cfg, tmp)
+            and dead_end(s, cfg, tmp, False, flags)
         ):
             tt_kill(tt1, tt2, tti, h1, h2)
             dead += 1

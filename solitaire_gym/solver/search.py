@@ -219,7 +219,7 @@ class _Search:
         self.ctl = np.zeros(K.C_SIZE, np.int64)
         self.acts = np.zeros(K.SCRATCH, np.int32)
         self.sc = np.zeros(K.MOVE_MARGIN, np.int64)
-        self.tmp = np.zeros(2 * K.SEQ + 8, np.int64)
+        self.tmp = np.zeros(K.TMP_SIZE, np.int64)
         self.seen = np.zeros(K.SEQ + 8, np.int8)
         self.ts = [np.zeros(1 << 12, np.uint64), np.zeros(1 << 12, np.uint64)]
         self.wk = [np.zeros(1 << 12, np.int8), np.zeros(1 << 12, np.int32)]
