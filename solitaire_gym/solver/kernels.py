@@ -856,6 +856,26 @@ def _some_place(cfg: np.ndarray, avail: np.ndarray, card: int, empty_ever: bool)
     return False
 
 
+@nb.njit(cache=True, inline="always")
+def _leave(
+    cfg: np.ndarray,
+    home: np.ndarray,
+    avail: np.ndarray,
+    free: np.ndarray,
+    card: int,
+    empty_ever: bool,
+) -> int:
+    """A card on top of its column or of the waste, in the relaxed game: 1 if it goes home, 0 if
+    it is placed on the board, -1 if it stays."""
+    if _home_takes(home, card):
+        home[card] += 1
+        return 1
+    if _some_place(cfg, avail, card, empty_ever):
+        free[card] += 1
+        return 0
+    return -1
+
+
 @nb.njit(cache=True)
 def single_pass_lost(s, cfg: np.ndarray, w: np.ndarray) -> bool:
     """Double Solitaire with Vegas scoring: does row 0 leave a card off the foundations even in
@@ -913,13 +933,10 @@ def single_pass_lost(s, cfg: np.ndarray, w: np.ndarray) -> bool:
                         rev[c] = q
                         avail[card] += 1
                         changed = True
-                    if _home_takes(home, card):
-                        home[card] += 1
-                        total += 1
-                    elif _some_place(cfg, avail, card, empty_ever):
-                        free[card] += 1
-                    else:
+                    went = _leave(cfg, home, avail, free, card, empty_ever)
+                    if went < 0:
                         break
+                    total += went
                     ptr[c] = q
                     changed = True
                 if ptr[c] == 0 and not empty_ever:
@@ -927,13 +944,10 @@ def single_pass_lost(s, cfg: np.ndarray, w: np.ndarray) -> bool:
                     changed = True
             while wl > 0:
                 card = wst[wl - 1]
-                if _home_takes(home, card):
-                    home[card] += 1
-                    total += 1
-                elif _some_place(cfg, avail, card, empty_ever):
-                    free[card] += 1
-                else:
+                went = _leave(cfg, home, avail, free, card, empty_ever)
+                if went < 0:
                     break
+                total += went
                 avail[card] += 1
                 wl -= 1
                 changed = True
