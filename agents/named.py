@@ -5,8 +5,9 @@
     'greedy'
 
 ``experiments/evaluate.py`` (and so the demo), ``experiments/lost_games.py`` and
-``experiments/veto.py`` ask this module, so a name means the same player everywhere. Importing it loads neither torch nor the solver: each
-player's module is imported when that player is asked for.
+``experiments/veto.py`` ask this module, so a name means the same player everywhere. Importing it
+loads neither torch nor the solver: each player's module is imported when that player is asked
+for.
 """
 
 from __future__ import annotations

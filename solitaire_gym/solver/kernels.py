@@ -581,7 +581,8 @@ def _stays(
 @nb.njit(cache=True)
 def dead_end(s, cfg: np.ndarray, loc: np.ndarray, strong: bool = False, flags: int = 0) -> bool:
     """Solitaire Réfléchi: is row 0 provably lost because some column bottoms can never be taken
-    apart? ``loc``: scratch (at least 52 + columns entries).
+    apart? ``loc``: scratch of ``TMP_SIZE`` entries. (Double Solitaire with Vegas scoring:
+    ``dead_end_double``, then ``single_pass_lost`` unless ``flags`` has ``FL_NO_PASS``.)
 
     Say the bottom ``fh[c]`` cards of each column ``c`` are *frozen*, and test that assumption
     prefix by prefix. The cards ``c[0 .. i]`` stay where they are until a move takes some
