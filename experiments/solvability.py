@@ -147,7 +147,11 @@ def main(argv: list[str] | None = None) -> int:
         "busy machine)",
     )
     ap.add_argument("--out-dir", type=Path, default=RESULTS)
-    ap.add_argument("--table-only", action="store_true", help="only rebuild the table")
+    ap.add_argument(
+        "--table-only",
+        action="store_true",
+        help="only rebuild the table, from the results files there are",
+    )
     ap.add_argument(
         "--verdicts-gz",
         action="store_true",
@@ -171,6 +175,9 @@ def main(argv: list[str] | None = None) -> int:
         variant = parse_variant(tag)
         budget = budgets[tag] * args.budget_scale
         path = args.out_dir / f"{tag}.jsonl"
+        if args.table_only and not path.exists():
+            print(f"{tag}: no results file {path}, left out of the table", file=sys.stderr)
+            continue
         if not args.table_only:
             print(f"{tag}: {budget:g} s per deal -> {path}", file=sys.stderr)
             for _ in solve_many(

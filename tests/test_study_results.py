@@ -1,0 +1,93 @@
+"""The committed solvability study (``experiments/results/solvability``) is what the shipped
+solver computes: its table and summary are built from its records, and records re-solved now give
+the same verdict in the same number of nodes (the search is deterministic: its restarts and move
+noise count nodes, not seconds). A change to the solver that changes a record makes these fail:
+rerun the study (``python experiments/solvability.py``) in the same change."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+
+from solitaire_gym import Game
+from solitaire_gym.solver import solve
+from solitaire_gym.solver.batch import parse_code, parse_variant, read_results
+from solitaire_gym.solver.search import certify
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "experiments" / "results" / "solvability"
+
+
+def _study():
+    spec = importlib.util.spec_from_file_location(
+        "_exp_solvability", ROOT / "experiments" / "solvability.py"
+    )
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+STUDY = _study()
+BUDGETS = dict(STUDY.VARIANTS)
+PRESENT = [tag for tag, _ in STUDY.VARIANTS if (RESULTS / f"{tag}.jsonl").exists()]
+
+
+def _records(tag: str) -> list[dict]:
+    return STUDY.prefix(read_results(RESULTS / f"{tag}.jsonl", parse_variant(tag)), 10**6)
+
+
+def test_every_results_file_is_a_study_variant():
+    files = sorted(p.stem for p in RESULTS.glob("*.jsonl"))
+    assert files == sorted(PRESENT), "a results file of a variant the study does not run"
+    assert PRESENT, "no study results committed"
+
+
+def test_table_and_summary_are_built_from_the_records():
+    rows = [(tag, BUDGETS[tag], _records(tag)) for tag in PRESENT]
+    assert (RESULTS / "table.md").read_text(encoding="utf-8") == STUDY.table(rows, 1000)
+    summary = json.loads((RESULTS / "summary.json").read_text(encoding="utf-8"))
+    assert list(summary) == PRESENT
+    for tag, _, recs in rows:
+        for verdict, count in summary[tag].items():
+            assert count == sum(r["verdict"] == verdict for r in recs), (tag, verdict)
+
+
+@pytest.mark.parametrize("tag", PRESENT)
+def test_records_are_deals_one_to_n(tag):
+    recs = _records(tag)
+    assert recs, tag
+    for deal, rec in enumerate(recs, start=1):
+        variant, d = parse_code(rec["code"])
+        assert (variant.tag, d, rec["deal"]) == (tag, deal, deal)
+        assert rec["verdict"] in ("solvable", "unsolvable", "unknown")
+        assert bool(rec["solution"]) == (rec["verdict"] == "solvable"), rec["code"]
+
+
+def _sample(recs: list[dict]) -> list[dict]:
+    """A few decided records of each verdict: the smallest searches and two near the median,
+    among those that took under half a second."""
+    out = []
+    for verdict in ("solvable", "unsolvable"):
+        rs = sorted(
+            (r for r in recs if r["verdict"] == verdict and r["seconds"] < 0.5),
+            key=lambda r: (r["nodes"], r["deal"]),
+        )
+        out += rs[:3] + rs[len(rs) // 2 : len(rs) // 2 + 2]
+    return out
+
+
+@pytest.mark.parametrize("tag", PRESENT)
+def test_records_reproduce(tag):
+    sample = _sample(_records(tag))
+    assert sample, f"{tag}: no quickly decided record to check"
+    for rec in sample:
+        r = solve(rec["code"], max_seconds=BUDGETS[tag], clock="cpu")
+        assert (r.verdict, r.nodes) == (rec["verdict"], rec["nodes"]), (
+            f"{rec['code']}: recorded {rec['verdict']} in {rec['nodes']} nodes, now {r.verdict} "
+            f"in {r.nodes}: rerun the study (experiments/solvability.py)"
+        )
+        if rec["verdict"] == "solvable":
+            certify(Game.from_code(rec["code"]).to_dict(), rec["solution"])
