@@ -1,8 +1,9 @@
 """The committed solvability study (``experiments/results/solvability``) is what the shipped
 solver computes: its table and summary are built from its records, and records re-solved now give
-the same verdict in the same number of nodes (the search is deterministic: its restarts and move
-noise count nodes, not seconds). A change to the solver that changes a record makes these fail:
-rerun the study (``python experiments/solvability.py``) in the same change."""
+the same verdict in the same number of nodes. The search is deterministic (its restarts and move
+noise count nodes, not seconds), so a re-solve is bounded by the recorded nodes, not a clock, and
+gives the same result on a busy machine. A change to the solver that changes a record makes these
+fail: rerun the study (``python experiments/solvability.py``) in the same change."""
 
 from __future__ import annotations
 
@@ -67,24 +68,33 @@ def test_records_are_deals_one_to_n(tag):
 
 
 def _sample(recs: list[dict]) -> list[dict]:
-    """A few decided records of each verdict: the smallest searches and two near the median,
-    among those that took under half a second."""
+    """A few decided records of each verdict: the smallest searches, two near the median and the
+    largest, among those that took under half a second (else the smallest search of that
+    verdict)."""
     out = []
     for verdict in ("solvable", "unsolvable"):
         rs = sorted(
-            (r for r in recs if r["verdict"] == verdict and r["seconds"] < 0.5),
+            (r for r in recs if r["verdict"] == verdict),
             key=lambda r: (r["nodes"], r["deal"]),
         )
-        out += rs[:3] + rs[len(rs) // 2 : len(rs) // 2 + 2]
+        quick = [r for r in rs if r["seconds"] < 0.5]
+        mid = len(quick) // 2
+        out += quick[:3] + quick[mid : mid + 2] + quick[-1:] if quick else rs[:1]
     return out
 
 
 @pytest.mark.parametrize("tag", PRESENT)
 def test_records_reproduce(tag):
-    sample = _sample(_records(tag))
-    assert sample, f"{tag}: no quickly decided record to check"
+    recs = _records(tag)
+    sample = _sample(recs)
+    if not sample:
+        # No record decided: each one spent its whole budget (30 s per deal of Double Solitaire
+        # with Vegas scoring), too long to repeat here; the table test still covers them.
+        assert all(r["verdict"] == "unknown" for r in recs)
+        return
     for rec in sample:
-        r = solve(rec["code"], max_seconds=BUDGETS[tag], clock="cpu")
+        # The node count, not the clock, bounds the search: the same on a busy machine.
+        r = solve(rec["code"], max_seconds=None, max_nodes=rec["nodes"] + 1)
         assert (r.verdict, r.nodes) == (rec["verdict"], rec["nodes"]), (
             f"{rec['code']}: recorded {rec['verdict']} in {rec['nodes']} nodes, now {r.verdict} "
             f"in {r.nodes}: rerun the study (experiments/solvability.py)"
