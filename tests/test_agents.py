@@ -4,7 +4,6 @@ that match a direct count, a tiny training run end to end, config and checkpoint
 from __future__ import annotations
 
 import csv
-import importlib.util
 import json
 from pathlib import Path
 
@@ -13,6 +12,7 @@ import numpy as np
 import pytest
 import torch
 import yaml
+from scripts import experiment
 
 import solitaire_gym  # noqa: F401  (registers the envs)
 from agents import RESIGN, GreedyAgent, RandomAgent, SB3Agent, TorchAgent, play_deals
@@ -32,16 +32,6 @@ from solitaire_gym.envs.sb3 import SB3VecEnv
 
 ROOT = Path(__file__).resolve().parents[1]
 LIMIT = 60  # steps per game in these tests
-
-
-def _script(name: str):
-    """``experiments/<name>.py`` as a module."""
-    spec = importlib.util.spec_from_file_location(
-        f"_exp_{name}", ROOT / "experiments" / f"{name}.py"
-    )
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def _replay(result) -> Game:
@@ -186,7 +176,7 @@ def test_wilson_interval():
 
 
 def test_evaluate_table_matches_a_direct_count(tmp_path):
-    evaluate = _script("evaluate")
+    evaluate = experiment("evaluate")
     out = tmp_path / "ev"
     deals = 6
     evaluate.main(["--policies", "random,greedy", "--variants", "SH1-C4,TF1-D1N", "--deals",
@@ -302,7 +292,7 @@ def test_missing_key_and_bad_yaml(tmp_path):
 # ---- training -----------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def tiny_run(tmp_path_factory):
-    train = _script("train")
+    train = experiment("train")
     d = tmp_path_factory.mktemp("train")
     cfg = d / "tiny.yaml"
     cfg.write_text(yaml.safe_dump(TINY))

@@ -22,6 +22,8 @@ import pytest
 
 ray = pytest.importorskip("ray", reason="the ray extra: pip install -e '.[ray]'")
 
+from scripts import experiment  # noqa: E402
+
 from solitaire_gym.distributed import (  # noqa: E402
     RayError,
     check_address,
@@ -265,14 +267,7 @@ def test_run_deals_without_ray_is_the_pool(tmp_path):
 
 
 def _evaluate_module():
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location(
-        "evaluate_script", ROOT / "experiments" / "evaluate.py"
-    )
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return experiment("evaluate")
 
 
 def test_evaluate_on_ray_plays_the_same_games(local_ray, tmp_path):

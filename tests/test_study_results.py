@@ -7,11 +7,11 @@ fail: rerun the study (``python experiments/solvability.py``) in the same change
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 
 import pytest
+from scripts import experiment
 
 from solitaire_gym import Game
 from solitaire_gym.solver import solve
@@ -22,16 +22,7 @@ ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "experiments" / "results" / "solvability"
 
 
-def _study():
-    spec = importlib.util.spec_from_file_location(
-        "_exp_solvability", ROOT / "experiments" / "solvability.py"
-    )
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-STUDY = _study()
+STUDY = experiment("solvability")
 BUDGETS = dict(STUDY.VARIANTS)
 PRESENT = [tag for tag, _ in STUDY.VARIANTS if (RESULTS / f"{tag}.jsonl").exists()]
 
