@@ -35,12 +35,12 @@ TB, SPLIT = K.FL_NO_TAKEBACK, K.FL_NO_SPLIT
 # name: (flag sets taken in turn, share of the nodes); "shipped" is read from search._SIDE_RUNS
 MIXES: dict[str, tuple[tuple[int, ...], float]] = {
     "none": ((), 0.0),
-    "tb10": ((TB,), 0.1),  # draw 3 as shipped
+    "tb10": ((TB,), 0.1),
     "tb+split10": ((TB, SPLIT), 0.1),
     "tb+split20": ((TB, SPLIT), 0.2),
     "tb+both10": ((TB, SPLIT | TB), 0.1),
     "tb+both20": ((TB, SPLIT | TB), 0.2),
-    "split50": ((SPLIT, SPLIT | TB), 0.5),  # draw 1 as shipped
+    "split50": ((SPLIT, SPLIT | TB), 0.5),
 }
 
 
@@ -75,6 +75,8 @@ def main(argv: list[str] | None = None) -> int:
             ap.error(f"unknown mix {name!r}: choose from shipped, {', '.join(MIXES)}")
     if args.seconds <= 0:
         ap.error("--seconds must be more than 0")
+    if args.limit is not None and args.limit < 1:
+        ap.error("--limit must be 1 or more")
     codes = list(args.codes)
     for path in args.results:
         if not path.is_file():

@@ -31,6 +31,7 @@ from solitaire_gym.solver.batch import parse_variant, read_results, solve_many
 
 RESULTS = Path(__file__).parent / "results" / "solvability"
 
+DEALS = 1000  # deals 1 … DEALS of each variant, unless --deals says otherwise
 # (variant, seconds per deal)
 VARIANTS = [
     ("SH1-C4", 1.0),
@@ -123,7 +124,7 @@ def write_verdicts(path: Path, recs: list[dict]) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--deals", type=int, default=1000, help="deals 1 … N of each variant")
+    ap.add_argument("--deals", type=int, default=DEALS, help="deals 1 … N of each variant")
     ap.add_argument(
         "--variants", nargs="+", default=[v for v, _ in VARIANTS], help="e.g. SH1-C4 TF1-D3N"
     )

@@ -8,7 +8,6 @@ fail: rerun the study (``python experiments/solvability.py``) in the same change
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 from scripts import experiment
@@ -18,17 +17,14 @@ from solitaire_gym.solver import solve
 from solitaire_gym.solver.batch import parse_code, parse_variant, read_results
 from solitaire_gym.solver.search import certify
 
-ROOT = Path(__file__).resolve().parents[1]
-RESULTS = ROOT / "experiments" / "results" / "solvability"
-
-
 STUDY = experiment("solvability")
+RESULTS = STUDY.RESULTS
 BUDGETS = dict(STUDY.VARIANTS)
 PRESENT = [tag for tag, _ in STUDY.VARIANTS if (RESULTS / f"{tag}.jsonl").exists()]
 
 
 def _records(tag: str) -> list[dict]:
-    return STUDY.prefix(read_results(RESULTS / f"{tag}.jsonl", parse_variant(tag)), 10**6)
+    return STUDY.prefix(read_results(RESULTS / f"{tag}.jsonl", parse_variant(tag)), STUDY.DEALS)
 
 
 def test_every_results_file_is_a_study_variant():
@@ -39,7 +35,7 @@ def test_every_results_file_is_a_study_variant():
 
 def test_table_and_summary_are_built_from_the_records():
     rows = [(tag, BUDGETS[tag], _records(tag)) for tag in PRESENT]
-    assert (RESULTS / "table.md").read_text(encoding="utf-8") == STUDY.table(rows, 1000)
+    assert (RESULTS / "table.md").read_text(encoding="utf-8") == STUDY.table(rows, STUDY.DEALS)
     summary = json.loads((RESULTS / "summary.json").read_text(encoding="utf-8"))
     assert list(summary) == PRESENT
     for tag, _, recs in rows:
