@@ -14,10 +14,12 @@ Every policy plays the same deals ``0 … n−1`` of each variant (the evaluatio
 game is dealt from it). Reports per variant and policy: wins, win rate with its 95% Wilson
 interval, mean app score (Vegas: dollars), mean moves, mean cards on the foundations, how the
 games ended, and the share of the solver-solvable deals that the policy won (from the solver's
-verdicts: this run's if ``solver`` is among the policies, else ``--verdicts``).
+verdicts: this run's if ``solver`` is among the policies, else ``--verdicts``, else those of the
+``--include`` folders; all of one solver budget, or the run stops before it plays).
 
 Writes into ``--out``: ``results.json`` (the summaries and the command), ``results.md`` (the
-table), ``episodes.csv`` (one row per game), ``verdicts.json`` (the solver's verdicts),
+table), ``episodes.csv`` (one row per game), ``verdicts.json`` (the solver's verdicts and the
+budget they were made with),
 ``win_rates.png`` (win rate per policy and variant, with the intervals), ``learning_curves.png``
 (from ``--runs`` training folders), and ``traces/`` (the first ``--traces`` games of each policy,
 as trace files, when ``solitaire_gym.traces`` exists).
@@ -90,11 +92,27 @@ def _rows_to_results(rows: list[dict]) -> list[EpisodeResult]:
     return out
 
 
+def _read_verdicts(path: Path, verdicts: dict, budget: dict) -> None:
+    """Add the verdicts of a ``verdicts.json`` to ``verdicts`` and its solver budget to
+    ``budget`` (all verdicts one file records come from one budget, so merged ones must too)."""
+    raw = json.loads(path.read_text())
+    if budget and budget != raw["solver_budget"]:
+        raise SystemExit(f"evaluate.py: {path} was made with the solver budget "
+                         f"{raw['solver_budget']}, other verdicts of this run with {budget}: "
+                         "rerun the solver so that they agree")  # fmt: skip
+    budget.update(raw["solver_budget"])
+    for t, vs in raw["verdicts"].items():
+        verdicts[t] = {int(k): v for k, v in vs.items()}
+
+
 def _load_included(paths: list[str], deals: list[int]):
-    """Episodes, extra summary fields and verdicts of earlier runs (``--include``)."""
+    """Episodes, extra summary fields, verdicts and their solver budget of earlier runs
+    (``--include``). Each included summary names the command that played its games
+    (``played_by``)."""
     episodes: list[dict] = []
     extras: dict[tuple[str, str], dict] = {}
     verdicts: dict[str, dict[int, str]] = {}
+    budget: dict = {}
     for d in paths:
         d = Path(d)
         res = json.loads((d / "results.json").read_text())
@@ -108,11 +126,11 @@ def _load_included(paths: list[str], deals: list[int]):
             for name, s in by_policy.items():
                 keep = ("seconds", "checkpoint", "trained_on", "solver_budget", "verdicts")
                 extras[(tag, name)] = {k: s[k] for k in keep if k in s}
+                # the command that played these games (a merge carries it on from its own runs)
+                extras[(tag, name)]["played_by"] = s.get("played_by", res["command"])
         if (d / "verdicts.json").exists():
-            raw = json.loads((d / "verdicts.json").read_text())
-            for t, vs in raw["verdicts"].items():
-                verdicts[t] = {int(k): v for k, v in vs.items()}
-    return episodes, extras, verdicts
+            _read_verdicts(d / "verdicts.json", verdicts, budget)
+    return episodes, extras, verdicts, budget
 
 
 def _verdict(known: dict, r) -> str:
@@ -177,7 +195,6 @@ def evaluate(args) -> dict:
     """Run the evaluation described by the parsed ``args``; write the outputs; return the
     results dict."""
     out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
     tags = list(VARIANTS) if args.variants == "all" else [t.strip().upper() for t in
                                                           args.variants.split(",")]  # fmt: skip
     for t in tags:
@@ -212,12 +229,16 @@ def evaluate(args) -> dict:
         except (CheckpointError, CheckpointMismatch) as e:
             raise SystemExit(f"evaluate.py: {e}") from None
     deals = eval_deals(args.deals, args.first_deal)
-    episodes, extras, verdicts = _load_included(args.include or [], deals)
-    if args.verdicts:
-        raw = json.loads(Path(args.verdicts).read_text())
-        verdicts.update(
-            {t: {int(d): v for d, v in vs.items()} for t, vs in raw["verdicts"].items()}
-        )
+    episodes, extras, verdicts, budget = _load_included(args.include or [], deals)
+    if args.verdicts:  # they replace the included folders' verdicts
+        verdicts, budget = {}, {}
+        _read_verdicts(Path(args.verdicts), verdicts, budget)
+    solver_budget = {"max_nodes": args.solver_nodes, "max_seconds": args.solver_seconds}
+    if "solver" in policies and budget and budget != solver_budget:
+        raise SystemExit(f"evaluate.py: the solver would play with the budget {solver_budget}, "
+                         f"the verdicts read in were made with {budget}: pass the same "
+                         "--solver-nodes and --solver-seconds, or rerun them all")  # fmt: skip
+    out.mkdir(parents=True, exist_ok=True)
     record = deals[: args.traces]
     have_traces = False
     if args.traces:
@@ -257,7 +278,7 @@ def evaluate(args) -> dict:
                 w.writerows(episodes)
         if verdicts:
             (out / "verdicts.json").write_text(json.dumps(
-                {"solver_budget": {"max_nodes": args.solver_nodes, "max_seconds": args.solver_seconds},
+                {"solver_budget": budget,
                  "verdicts": {t: {str(d): v for d, v in vs.items()} for t, vs in verdicts.items()}}
             ) + "\n")  # fmt: skip
         return result
@@ -304,9 +325,9 @@ def evaluate(args) -> dict:
                 extra["trained_on"] = ppo_meta[path].get("variant")
                 extra["deterministic"] = bool(args.deterministic)
             if kind == "solver":
+                extra["solver_budget"] = dict(solver_budget)
+                budget.update(solver_budget)
                 verdicts[tag] = {r.deal: _verdict(known, r) for r in results}
-                extra["solver_budget"] = {"max_nodes": args.solver_nodes,
-                                          "max_seconds": args.solver_seconds}  # fmt: skip
                 extra["verdicts"] = {v: sum(x == v for x in verdicts[tag].values())
                                      for v in ("solvable", "unsolvable", "unknown")}  # fmt: skip
             extras[(tag, name)] = extra
@@ -348,6 +369,13 @@ def markdown_table(result: dict) -> str:
         f"{result['deals']['first'] + result['deals']['count'] - 1} of the evaluation split "
         f"({result['deals']['count']} per variant). Command: `{result['command']}`",
         "",
+    ]
+    played = [s["played_by"] for by in result["summaries"].values() for s in by.values()
+              if "played_by" in s]  # fmt: skip
+    if played:  # a merge: the commands that played the games
+        lines += ["Games played by:", ""]
+        lines += [f"- `{c}`" for c in dict.fromkeys(played)] + [""]
+    lines += [
         "| variant | policy | deals | wins | win rate | 95% CI | mean score | mean moves "
         "| mean foundation cards | solver-solvable deals | of them won |",
         "|---|---|---|---|---|---|---|---|---|---|---|",
@@ -495,7 +523,11 @@ def build_parser() -> argparse.ArgumentParser:
         default=10.0,
         help="and in seconds, a safety bound (default 10)",
     )
-    p.add_argument("--verdicts", help="verdicts.json of an earlier run with the solver")
+    p.add_argument(
+        "--verdicts",
+        help="verdicts.json of an earlier run with the solver (replaces "
+        "the verdicts of the --include folders)",
+    )
     p.add_argument("--include", action="append", metavar="DIR",
                    help="merge the games of an earlier run's output folder (same deals) into "
                         "the table and plots (repeatable)")  # fmt: skip

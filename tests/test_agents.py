@@ -219,6 +219,27 @@ def test_evaluate_table_matches_a_direct_count(tmp_path):
     assert rows_of((merged / "results.md").read_text()) == rows_of(table)
 
 
+def test_evaluate_keeps_the_solver_budget_with_its_verdicts(tmp_path):
+    """Verdicts read in (``--verdicts``, ``--include``) keep the budget they were made with, and a
+    run that would mix verdicts of two budgets stops before it plays."""
+    evaluate = experiment("evaluate")
+    solver = tmp_path / "solver"
+    budget = ["--solver-nodes", "300", "--solver-seconds", "5"]
+    evaluate.main(["--policies", "solver", "--variants", "SH1-C4", "--deals", "3", *budget,
+                   "--out", str(solver), "--no-plots", "--traces", "0"])  # fmt: skip
+    made = json.loads((solver / "verdicts.json").read_text())
+    assert made["solver_budget"] == {"max_nodes": 300, "max_seconds": 5.0}
+    greedy = tmp_path / "greedy"
+    evaluate.main(["--policies", "greedy", "--variants", "SH1-C4", "--deals", "3", "--verdicts",
+                   str(solver / "verdicts.json"), "--out", str(greedy), "--no-plots"])  # fmt: skip
+    assert json.loads((greedy / "verdicts.json").read_text()) == made
+    with pytest.raises(SystemExit, match="budget"):
+        evaluate.main(["--policies", "solver", "--variants", "SH1-C4", "--deals", "3",
+                       "--include", str(greedy), "--out", str(tmp_path / "mixed"),
+                       "--no-plots"])  # fmt: skip
+    assert not (tmp_path / "mixed").exists()
+
+
 # ---- configs ------------------------------------------------------------------------------------
 def test_shipped_configs_load():
     from agents.imitation import load_imitation_config
