@@ -19,6 +19,7 @@ Towers hides nothing: its figures are exact, up to the undecided deals.
 from __future__ import annotations
 
 import argparse
+import csv
 import gzip
 import json
 import math
@@ -122,6 +123,19 @@ def write_verdicts(path: Path, recs: list[dict]) -> None:
             f.write(f"{r['deal']},{r['verdict']},{r['nodes']},{r['seconds']:.6f}\n")
 
 
+def read_verdicts(path: Path) -> dict[int, dict]:
+    """The records of a ``write_verdicts`` file, by deal (deal, verdict, nodes, seconds only): what
+    the table needs, for a study whose per-deal JSON lines were not kept."""
+    with gzip.open(path, "rt", encoding="ascii", newline="") as f:
+        rows = list(csv.DictReader(f))
+    out = {}
+    for r in rows:
+        deal = int(r["deal"])
+        out[deal] = {"deal": deal, "verdict": r["verdict"], "nodes": int(r["nodes"]),
+                     "seconds": float(r["seconds"])}  # fmt: skip
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--deals", type=int, default=DEALS, help="deals 1 … N of each variant")
@@ -176,7 +190,11 @@ def main(argv: list[str] | None = None) -> int:
         variant = parse_variant(tag)
         budget = budgets[tag] * args.budget_scale
         path = args.out_dir / f"{tag}.jsonl"
+        gz = args.out_dir / f"{tag}-verdicts.csv.gz"
         if args.table_only and not path.exists():
+            if gz.exists():  # a large study keeps only its verdict list
+                rows.append((tag, budget, prefix(read_verdicts(gz), args.deals)))
+                continue
             print(f"{tag}: no results file {path}, left out of the table", file=sys.stderr)
             continue
         if not args.table_only:
@@ -196,7 +214,7 @@ def main(argv: list[str] | None = None) -> int:
         recs = prefix(read_results(path, variant), args.deals)
         rows.append((tag, budget, recs))
         if args.verdicts_gz:
-            write_verdicts(args.out_dir / f"{tag}-verdicts.csv.gz", recs)
+            write_verdicts(gz, recs)
     text = table(rows, args.deals)
     (args.out_dir / "table.md").write_text(text, encoding="utf-8")
     print(text)

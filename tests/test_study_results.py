@@ -3,7 +3,11 @@ solver computes: its table and summary are built from its records, and records r
 the same verdict in the same number of nodes. The search is deterministic (its restarts and move
 noise count nodes, not seconds), so a re-solve is bounded by the recorded nodes, not a clock, and
 gives the same result on a busy machine. A change to the solver that changes a record makes these
-fail: rerun the study (``python experiments/solvability.py``) in the same change."""
+fail: rerun the study (``python experiments/solvability.py``) in the same change.
+
+The larger studies run on Ray (``experiments/results/solvability_ray``) keep only their verdict
+lists (deal, verdict, nodes, seconds); their table is rebuilt from those, and a sample of their
+quickly decided deals is re-solved in the same way."""
 
 from __future__ import annotations
 
@@ -88,3 +92,35 @@ def test_records_reproduce(tag):
         )
         if rec["verdict"] == "solvable":
             certify(Game.from_code(rec["code"]).to_dict(), rec["solution"])
+
+
+RAY = RESULTS.parent / "solvability_ray"
+RAY_TAGS = sorted(p.name.removesuffix("-verdicts.csv.gz") for p in RAY.glob("*-verdicts.csv.gz"))
+
+
+def _ray_records(tag: str) -> list[dict]:
+    return list(STUDY.read_verdicts(RAY / f"{tag}-verdicts.csv.gz").values())
+
+
+def test_ray_table_and_summary_are_built_from_the_verdict_lists():
+    summary = json.loads((RAY / "summary.json").read_text(encoding="utf-8"))
+    assert RAY_TAGS and list(summary) == [t for t, _ in STUDY.VARIANTS if t in RAY_TAGS]
+    rows = [(tag, BUDGETS[tag], _ray_records(tag)) for tag in summary]
+    n = max(len(recs) for _, _, recs in rows)
+    assert (RAY / "table.md").read_text(encoding="utf-8") == STUDY.table(rows, n)
+    for tag, _, recs in rows:
+        assert [r["deal"] for r in recs] == list(range(1, len(recs) + 1)), tag
+        for verdict, count in summary[tag].items():
+            assert count == sum(r["verdict"] == verdict for r in recs), (tag, verdict)
+
+
+@pytest.mark.parametrize("tag", RAY_TAGS)
+def test_ray_records_reproduce(tag):
+    variant = parse_variant(tag)
+    for rec in _sample(_ray_records(tag)):
+        code = variant.code(rec["deal"])
+        r = solve(code, max_seconds=None, max_nodes=rec["nodes"] + 1)
+        assert (r.verdict, r.nodes) == (rec["verdict"], rec["nodes"]), (
+            f"{code}: recorded {rec['verdict']} in {rec['nodes']} nodes, now {r.verdict} in "
+            f"{r.nodes}: rerun the study (experiments/results/solvability_ray/README.md)"
+        )
