@@ -204,6 +204,7 @@ FL_NO_TAKEBACK = 64
 # FL_NO_TAKEBACK: the nodes where such a move was left out are incomplete).
 FL_NO_SPLIT = 128
 FL_NO_PASS = 256  # no single-pass bound (``single_pass_lost``) in the Vegas dead-end test
+FL_WHOLE_DEADEND = 512  # Réfléchi: dead_end tests every column, not only those a move built on
 
 # ---- Zobrist table layout (two rows, one per key) ----------------------------------------------
 SEQ = 105  # positions in the stock + waste sequence (104 cards) + 1
@@ -579,7 +580,48 @@ def _stays(
 
 
 @nb.njit(cache=True)
-def dead_end(s, cfg: np.ndarray, loc: np.ndarray, strong: bool = False, flags: int = 0) -> bool:
+def _quick_height(s, cfg: np.ndarray, loc: np.ndarray, fh: np.ndarray, c: int, strong: bool) -> int:
+    """``dead_end``'s quick bound for column ``c``: the highest prefix whose group could pass at
+    all (no King, nothing it fits on in the stock, the waste, a foundation or above it, a lower
+    card of the top card's suit somewhere under it or in another column); 0 if none. An upper
+    bound on the height of ``c`` in any set of frozen prefixes (it reads no other column's)."""
+    n = np.int64(s.tab_len[0, c])
+    h = 0
+    run_ok = False
+    for i in range(n):
+        b = np.int64(s.tab[0, c, i])
+        pinned = rank_of(b) != KING
+        if pinned:
+            for t_su in range(4):
+                t = t_su * 13 + rank_of(b) + 1
+                if fits_on(cfg, b, t):
+                    if strong:
+                        if not _unreachable(cfg, loc, fh, c, i, t, True):
+                            pinned = False
+                            break
+                        continue
+                    lt = loc[t]
+                    if lt < 0 or (lt >> 6 == c and (lt & 63) > i):
+                        pinned = False
+                        break
+        if i == 0 or not fits_on(cfg, b, np.int64(s.tab[0, c, i - 1])):
+            run_ok = pinned
+        else:
+            run_ok = run_ok and pinned
+        if run_ok:
+            su = suit_of(b)
+            for rz in range(rank_of(b)):
+                lz = loc[su * 13 + rz]
+                if lz >= 0 and not (lz >> 6 == c and (lz & 63) > i):
+                    h = i + 1
+                    break
+    return h
+
+
+@nb.njit(cache=True)
+def dead_end(
+    s, cfg: np.ndarray, loc: np.ndarray, strong: bool = False, flags: int = 0, gained: int = -1
+) -> bool:
     """Solitaire Réfléchi: is row 0 provably lost because some column bottoms can never be taken
     apart? ``loc``: scratch of ``TMP_SIZE`` entries. (Double Solitaire with Vegas scoring:
     ``dead_end_double``, then ``single_pass_lost`` unless ``flags`` has ``FL_NO_PASS``.)
@@ -605,7 +647,16 @@ def dead_end(s, cfg: np.ndarray, loc: np.ndarray, strong: bool = False, flags: i
     foundation does not count as within reach when it is not a King and every card ``t`` fits on
     is held as above (``_unreachable``): ``t`` comes to a column only onto one of those (or onto
     ``c[i]`` itself, above ``c[q]``, and it leaves ``c`` again only onto one of those). Costlier;
-    the search uses it at the root, where it decides some deals the plain test leaves open."""
+    the search uses it at the root, where it decides some deals the plain test leaves open.
+
+    ``gained`` (Réfléchi, plain test only): a bit mask of the columns that gained cards since a
+    position that the plain test found no dead end in, all the other columns being what they were
+    or shorter (cards gone to other columns or home), the other cards anywhere. A set of frozen
+    prefixes in none of the ``gained`` columns would have been one there too: where a card is
+    counts only as in a frozen prefix, or above or under one, and those did not change. So only
+    a set with a gained column can be new: if no gained column passes the quick bound, the answer
+    is no, without bounding the other columns. (The search passes the columns its move built on;
+    the tests compare this with the whole test along random games.)"""
     if cfg[G_GAME] == DOUBLE:
         if dead_end_double(s, cfg, loc):
             return True
@@ -620,44 +671,18 @@ def dead_end(s, cfg: np.ndarray, loc: np.ndarray, strong: bool = False, flags: i
         n = np.int64(s.tab_len[0, c])
         for i in range(n):
             loc[np.int64(s.tab[0, c, i])] = c * 64 + i
-    # First a quick bound, bottom up: the highest prefix whose group could pass at all (no King,
-    # nothing it fits on in the stock, the waste, a foundation or above it, a lower card of the
-    # top card's suit somewhere under it or in another column). Most positions stop here.
-    anything = False
+    # First the quick bound of each column (``_quick_height``). Most positions stop here.
+    if strong:
+        gained = -1
+    fh[:] = 0
     for c in range(cols):
-        n = np.int64(s.tab_len[0, c])
-        fh[c] = 0
-        run_ok = False
-        for i in range(n):
-            b = np.int64(s.tab[0, c, i])
-            pinned = rank_of(b) != KING
-            if pinned:
-                for t_su in range(4):
-                    t = t_su * 13 + rank_of(b) + 1
-                    if fits_on(cfg, b, t):
-                        if strong:
-                            if not _unreachable(cfg, loc, fh, c, i, t, True):
-                                pinned = False
-                                break
-                            continue
-                        lt = loc[t]
-                        if lt < 0 or (lt >> 6 == c and (lt & 63) > i):
-                            pinned = False
-                            break
-            if i == 0 or not fits_on(cfg, b, np.int64(s.tab[0, c, i - 1])):
-                run_ok = pinned
-            else:
-                run_ok = run_ok and pinned
-            if run_ok:
-                su = suit_of(b)
-                for rz in range(rank_of(b)):
-                    lz = loc[su * 13 + rz]
-                    if lz >= 0 and not (lz >> 6 == c and (lz & 63) > i):
-                        fh[c] = i + 1
-                        anything = True
-                        break
-    if not anything:
+        if (gained >> c) & 1:
+            fh[c] = _quick_height(s, cfg, loc, fh, c, strong)
+    if fh.max() == 0:
         return False
+    for c in range(cols):
+        if not (gained >> c) & 1:
+            fh[c] = _quick_height(s, cfg, loc, fh, c, strong)
     changed = True
     while changed:
         changed = False
@@ -1391,6 +1416,10 @@ def search(
     macro = cfg[L_STOCK] != 0 and not (flags & FL_NO_MACRO)
     vegas = cfg[G_GAME] == DOUBLE and cfg[G_VEGAS] != 0
     deadends_on = (cfg[G_GAME] == REFLECHI or vegas) and not (flags & FL_NO_DEADEND)
+    # Réfléchi: the columns a move builds on, for dead_end (every expanded position passed it)
+    refl = cfg[G_GAME] == REFLECHI and not (flags & FL_WHOLE_DEADEND)
+    cols = np.int64(cfg[G_COLS])
+    tl0 = np.zeros(cols, np.int64)
     n_deadend = ctl[C_DEADEND]
     while True:
         if nodes >= node_limit or work >= work_limit:
@@ -1454,6 +1483,9 @@ def search(
         kind, src, dst, _n = decode(cfg, a)
         played = np.int64(s.waste[0, s.waste_len[0] - 1]) if kind == K_WF else -1
         before_auto = top + 1
+        if refl:
+            for c in range(cols):
+                tl0[c] = s.tab_len[0, c]
         after = _move(s, cfg, recs, top, a, flags)
         if after < 0:
             status = ST_BUG
@@ -1487,11 +1519,18 @@ def search(
         # Proven lost: not expanded, remembered as such. (A card put on its foundation never
         # makes a position a dead end that was none, so such moves are not tested; but with
         # Vegas scoring the taps before it may: they add to the waste, which stays.)
+        gained = -1
+        if refl:
+            gained = 0
+            for c in range(cols):
+                if s.tab_len[0, c] > tl0[c]:
+                    gained |= 1 << c
         if (
             deadends_on
             and kind != K_TF
             and (kind != K_WF or (vegas and j > 0))
-            and dead_end(s, cfg, tmp, False, flags)
+            and gained != 0
+            and dead_end(s, cfg, tmp, False, flags, gained)
         ):
             tt_kill(tt1, tt2, tti, h1, h2)
             dead += 1
