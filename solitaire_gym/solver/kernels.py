@@ -1417,7 +1417,7 @@ def search(
     vegas = cfg[G_GAME] == DOUBLE and cfg[G_VEGAS] != 0
     deadends_on = (cfg[G_GAME] == REFLECHI or vegas) and not (flags & FL_NO_DEADEND)
     # Réfléchi: the columns a move builds on, for dead_end (every expanded position passed it)
-    refl = cfg[G_GAME] == REFLECHI and not (flags & FL_WHOLE_DEADEND)
+    refl = deadends_on and cfg[G_GAME] == REFLECHI and not (flags & FL_WHOLE_DEADEND)
     cols = np.int64(cfg[G_COLS])
     tl0 = np.zeros(cols, np.int64)
     n_deadend = ctl[C_DEADEND]
@@ -1519,19 +1519,15 @@ def search(
         # Proven lost: not expanded, remembered as such. (A card put on its foundation never
         # makes a position a dead end that was none, so such moves are not tested; but with
         # Vegas scoring the taps before it may: they add to the waste, which stays.)
+        check = deadends_on and kind != K_TF and (kind != K_WF or (vegas and j > 0))
         gained = -1
-        if refl:
+        if check and refl:
             gained = 0
             for c in range(cols):
                 if s.tab_len[0, c] > tl0[c]:
                     gained |= 1 << c
-        if (
-            deadends_on
-            and kind != K_TF
-            and (kind != K_WF or (vegas and j > 0))
-            and gained != 0
-            and dead_end(s, cfg, tmp, False, flags, gained)
-        ):
+            check = gained != 0
+        if check and dead_end(s, cfg, tmp, False, flags, gained):
             tt_kill(tt1, tt2, tti, h1, h2)
             dead += 1
             n_deadend += 1
