@@ -68,6 +68,22 @@ column whenever a card it fits on has ever been in view, nothing covers anything
 game ends the stock with a card off the foundations, the position is lost. It looks at the order
 of the cards still to come, which the frozen-prefix test does not.
 
+**Hop classes (Solitaire Réfléchi, draw 1).** With one deck a card fits on two cards only, the
+two of the next rank in the other colour (*twins*). A *hop* moves an ordered group from the card
+it fits on to that card's twin, on top of another column; it splits a built sequence, and a hop
+back undoes it at once. So the positions linked by hops (a *hop class*) win or lose together,
+and the search takes a whole class as one node: entered at its least member (each group on the
+lower-numbered twin, ``_canonical``), keyed by that member, and expanded with every member's
+moves but the hops (``gen_node``). A class is a cube: each *site* (a group that can hop) has two
+choices independent of the others (``hop_class`` finds classes breadth first; the tests check the
+two agree), so a member is a set of sites to hop, and a member other than the node contributes
+only the moves that touch a column of each of its hops (any other move commutes with one of the
+hops and is found from the member without it; a waste card going home is kept when the card a
+hop uncovers may follow it, see ``gen_node``). The moves that reach a class by a hop are not
+generated at all. A class with more than ``HOP_SITES`` sites is searched position by position.
+In the draw-1 proofs that the splits made large this takes a third as many positions or fewer
+(``TF1-D1N-AAAAACC``: 2.5 million instead of 7.7 million, in one run).
+
 **Visited set and exactness.** A node is entered at most once per run: a child whose key is in
 the table is not expanded again. Every winnable node has a generated child strictly closer to a
 win, so a run that finds no win has explored everything reachable, which proves there is none.
@@ -121,6 +137,7 @@ from solitaire_gym.engine.actions import (
     K_WF,
     K_WT,
     decode,
+    enc_tt,
 )
 from solitaire_gym.engine.borrow import borrow, fields, view
 from solitaire_gym.engine.cards import KING, rank_of, suit_of
@@ -205,6 +222,7 @@ FL_NO_TAKEBACK = 64
 FL_NO_SPLIT = 128
 FL_NO_PASS = 256  # no single-pass bound (``single_pass_lost``) in the Vegas dead-end test
 FL_WHOLE_DEADEND = 512  # Réfléchi: dead_end tests every column, not only those a move built on
+FL_NO_HOPS = 1024  # Réfléchi: no hop classes (a split is an ordinary move, see ``hop_class``)
 
 # ---- Zobrist table layout (two rows, one per key) ----------------------------------------------
 SEQ = 105  # positions in the stock + waste sequence (104 cards) + 1
@@ -221,8 +239,13 @@ R_NONE = 0
 R_ONTO = 1  # go onto column rcol (a card just played there from the waste)
 R_FOUND = 2  # put a card of suit rcol on a foundation (a card of it just went there from the waste)
 
-MOVE_BITS = 11  # actions < 2048; a move is action | draws << MOVE_BITS
+MOVE_BITS = 11  # actions < 2048; a move is action | draws << MOVE_BITS | member << MEMBER_SHIFT
 MOVE_MASK = (1 << MOVE_BITS) - 1
+MEMBER_SHIFT = 20  # the hop-class member the move is played from (0: the node itself)
+TAPS_MASK = (1 << (MEMBER_SHIFT - MOVE_BITS)) - 1
+HOP_MAX = 16  # members that ``hop_class`` (the tests' reference) enumerates at most
+HOP_SITES = 4  # classes with more hop sites (2 ** sites members) are searched position by position
+HOP_ITERS = 3  # rounds of (go to the least member, automatic moves) after a move, at most
 # Scratch ``tmp`` (int64): the stock walk's undo records and the dead-end tests' locations use
 # the start; ``single_pass_lost`` uses W_HOME and beyond.
 W_HOME = 128  # 52: copies of each card on the foundations
@@ -232,7 +255,9 @@ W_PTR = W_FREE + 52  # 10: cards of each column not yet gone
 W_REV = W_PTR + 10  # 10: the lowest face-up height of each column
 W_WASTE = W_REV + 10  # 104: the waste, bottom first
 TMP_SIZE = max(2 * SEQ + 8, W_WASTE + 104)
-REC_MARGIN = 2 * SEQ + 128  # records one move can push: stock taps, the move, automatic plays
+# records one move can push: hops to a member, stock taps, the move, automatic plays, the hops to
+# the least member of the new class (and their automatic plays)
+REC_MARGIN = 2 * SEQ + 128 + (HOP_ITERS + 1) * HOP_MAX
 MOVE_MARGIN = 4096  # moves one node can push (generous: about 60 in practice)
 SCRATCH = 2048  # legal_actions' buffer (more than any game's action count)
 
@@ -1084,10 +1109,14 @@ def gen_moves(
     wkj: np.ndarray,
     wk_s: int,
     wk_e: int,
+    no_hops: bool = False,
+    only: int = -1,
 ) -> int:
     """Write row 0's moves, best first, to ``out[start ..]``; return how many. ``rkind`` > 0:
     only the moves that a restricted node allows (``R_*``). ``wkc/wkj[wk_s .. wk_e-1]``: the
-    node's stock walk."""
+    node's stock walk. ``no_hops``: leave out the splits (the moves inside a hop class, see
+    ``hop_class``); ``only`` (a bit mask of columns, -1: all): leave out the moves that touch
+    none of those columns, but for the stock macros."""
     game = cfg[G_GAME]
     cols = cfg[G_COLS]
     first_empty = -1
@@ -1110,13 +1139,12 @@ def gen_moves(
         if (flags & FL_NO_TAKEBACK) and kind == K_FT:
             ctl[C_SKIPPED] = 1
             continue
-        if (flags & FL_NO_SPLIT) and kind == K_TT:
-            rest = np.int64(s.tab_len[0, src]) - n
-            if rest > s.tab_down[0, src] and fits_on(
-                cfg, np.int64(s.tab[0, src, rest]), np.int64(s.tab[0, src, rest - 1])
-            ):
+        if kind == K_TT and (no_hops or (flags & FL_NO_SPLIT)) and _splits(s, cfg, src, n):
+            if not no_hops:
                 ctl[C_SKIPPED] = 1
-                continue
+            continue
+        if only != -1 and not (_columns_of(kind, src, dst) & only):
+            continue
         if not prune:
             pass
         elif game == SEAHAVEN and (kind == K_FT or kind == K_FC):
@@ -1174,6 +1202,386 @@ def gen_moves(
         out[start + q + 1] = m
         sc[q + 1] = v
     return k
+
+
+@nb.njit(cache=True, inline="always")
+def _splits(s, cfg: np.ndarray, src: int, n: int) -> bool:
+    """Would moving the top ``n`` cards of column ``src`` split a built sequence (take a card off
+    one that it fits on, face up)?"""
+    rest = np.int64(s.tab_len[0, src]) - n
+    return rest > s.tab_down[0, src] and fits_on(
+        cfg, np.int64(s.tab[0, src, rest]), np.int64(s.tab[0, src, rest - 1])
+    )
+
+
+@nb.njit(cache=True, inline="always")
+def _columns_of(kind: int, src: int, dst: int) -> int:
+    """The columns a move takes from or puts on, as a bit mask."""
+    if kind == K_TT:
+        return (1 << src) | (1 << dst)
+    if kind == K_TF or kind == K_TC:
+        return 1 << src
+    if kind == K_WT or kind == K_FT or kind == K_CT:
+        return 1 << dst
+    return 0
+
+
+# ---- hop classes (Solitaire Réfléchi) -----------------------------------------------------------
+
+
+@nb.njit(cache=True)
+def hops(s, cfg: np.ndarray, out: np.ndarray) -> int:
+    """Row 0's *hops*, written to ``out``; returns how many. A hop is a legal split: the ordered
+    group on a card ``p`` (face up, the group's first card fits on it) moves to another card it
+    fits on, which lies on top of another column. A hop can always be taken back at once (the
+    group fits on ``p``, now on top, and is as ordered as before), so the positions linked by
+    hops win or lose together. Candidates come from ``fits_on``; ``check_move`` decides."""
+    cols = cfg[G_COLS]
+    k = 0
+    for src in range(cols):
+        h = np.int64(s.tab_len[0, src])
+        for n in range(1, h):
+            rest = h - n
+            if n > 1 and not fits_on(
+                cfg, np.int64(s.tab[0, src, rest + 1]), np.int64(s.tab[0, src, rest])
+            ):
+                break  # the top n cards are no longer one ordered group
+            if not _splits(s, cfg, src, n):
+                break  # nor are the top n + 1
+            base = np.int64(s.tab[0, src, rest])
+            for dst in range(cols):
+                hd = np.int64(s.tab_len[0, dst])
+                if dst == src or hd == 0 or not fits_on(cfg, base, np.int64(s.tab[0, dst, hd - 1])):
+                    continue
+                a = enc_tt(cfg, src, dst, n)
+                if _check_move(s, 0, cfg, a) == 0:
+                    out[k] = a
+                    k += 1
+    return k
+
+
+@nb.njit(cache=True)
+def _to_member(
+    s,
+    cfg: np.ndarray,
+    hpar: np.ndarray,
+    hact: np.ndarray,
+    i: int,
+    path: np.ndarray,
+    recs: np.ndarray,
+    top: int,
+) -> int:
+    """Play the hops from member 0 of the class to member ``i``; records to ``recs[top ..]``.
+    Returns the new top."""
+    d = 0
+    q = i
+    while q > 0:
+        path[d] = hact[q]
+        d += 1
+        q = hpar[q]
+    for t in range(d - 1, -1, -1):
+        recs[top] = _apply(s, 0, cfg, path[t])
+        top += 1
+    return top
+
+
+@nb.njit(cache=True)
+def hop_class(
+    s,
+    cfg: np.ndarray,
+    Z: np.ndarray,
+    flags: int,
+    hk1: np.ndarray,
+    hk2: np.ndarray,
+    hpar: np.ndarray,
+    hact: np.ndarray,
+    hmask: np.ndarray,
+    hbuf: np.ndarray,
+    path: np.ndarray,
+    hrec: np.ndarray,
+) -> int:
+    """Row 0's *hop class*: the positions reachable from it by hops alone (``hops``), found
+    breadth first, member 0 being row 0. Every member reaches every other (a hop is taken back
+    by a hop), so all of them win or lose together, and the search treats the class as one node:
+    keyed by its least member's key, entered at that member, and expanded with the moves of every
+    member but the hops themselves, each played from its member (``MEMBER_SHIFT``). A solution
+    that starts with hops starts, after them, with such a move; so nothing is lost. Member ``i``:
+    its keys ``hk1/hk2[i]``, the member it was reached from ``hpar[i]`` by the hop ``hact[i]``,
+    and ``hmask[i]``, the columns the hops from member 0 took from or put on. Returns the number
+    of members, or ``HOP_MAX + 1`` if there are more (such a class is searched position by
+    position: each member its own node, hops ordinary moves). Row 0 is left as it was."""
+    h1, h2 = position_key(s, cfg, Z, R_NONE, -1, flags)
+    hk1[0] = h1
+    hk2[0] = h2
+    hpar[0] = -1
+    hact[0] = -1
+    hmask[0] = 0
+    size = 1
+    i = 0
+    while i < size:
+        top = _to_member(s, cfg, hpar, hact, i, path, hrec, 0)
+        nh = hops(s, cfg, hbuf)
+        for q in range(nh):
+            r = _apply(s, 0, cfg, hbuf[q])
+            g1, g2 = position_key(s, cfg, Z, R_NONE, -1, flags)
+            _undo(s, 0, cfg, r)
+            new = True
+            for t in range(size):
+                if hk1[t] == g1 and hk2[t] == g2:
+                    new = False
+                    break
+            if not new:
+                continue
+            if size > HOP_MAX - 1:
+                _undo_to(s, cfg, hrec, top, 0)
+                return HOP_MAX + 1
+            hk1[size] = g1
+            hk2[size] = g2
+            hpar[size] = i
+            hact[size] = hbuf[q]
+            _kind, src, dst, _n = decode(cfg, np.int64(hbuf[q]))
+            hmask[size] = hmask[i] | (1 << src) | (1 << dst)
+            size += 1
+        _undo_to(s, cfg, hrec, top, 0)
+        i += 1
+    return size
+
+
+@nb.njit(cache=True)
+def _sites(
+    s,
+    cfg: np.ndarray,
+    hbuf: np.ndarray,
+    base: np.ndarray,
+    parent: np.ndarray,
+    target: np.ndarray,
+    hm: np.ndarray,
+) -> int:
+    """Row 0's hop *sites*, one per hop (``hops``): the group's first card ``base``, the card it
+    lies on ``parent``, the card on top of another column it can hop to ``target``, and the two
+    columns as a bit mask ``hm``. Returns how many."""
+    nh = hops(s, cfg, hbuf)
+    for q in range(nh):
+        _kind, src, dst, n = decode(cfg, np.int64(hbuf[q]))
+        rest = np.int64(s.tab_len[0, src]) - n
+        base[q] = s.tab[0, src, rest]
+        parent[q] = s.tab[0, src, rest - 1]
+        target[q] = s.tab[0, dst, s.tab_len[0, dst] - 1]
+        hm[q] = (1 << src) | (1 << dst)
+    return nh
+
+
+@nb.njit(cache=True)
+def _hop(s, cfg: np.ndarray, base: int, target: int) -> int:
+    """The legal move of the group that starts at card ``base`` onto card ``target``, on top of
+    a column; -1 if there is none."""
+    cols = cfg[G_COLS]
+    src = -1
+    at = -1
+    dst = -1
+    for c in range(cols):
+        h = np.int64(s.tab_len[0, c])
+        if h > 0 and s.tab[0, c, h - 1] == target:
+            dst = c
+        for i in range(h):
+            if s.tab[0, c, i] == base:
+                src = c
+                at = i
+    if src < 0 or dst < 0 or src == dst:
+        return -1
+    a = enc_tt(cfg, src, dst, np.int64(s.tab_len[0, src]) - at)
+    return a if _check_move(s, 0, cfg, a) == 0 else -1
+
+
+@nb.njit(cache=True)
+def _to_sites(
+    s,
+    cfg: np.ndarray,
+    sub: int,
+    base: np.ndarray,
+    target: np.ndarray,
+    recs: np.ndarray,
+    top: int,
+) -> int:
+    """Play the hops of the sites in the bit set ``sub``, in order; records to ``recs[top ..]``.
+    Returns the new top, or -1 - (the records played) if one of them is not legal (then the
+    sites were not independent: a solver bug, see ``hop_class``)."""
+    q = 0
+    while sub >> q:
+        if (sub >> q) & 1:
+            a = _hop(s, cfg, np.int64(base[q]), np.int64(target[q]))
+            if a < 0:
+                return -1 - top
+            recs[top] = _apply(s, 0, cfg, a)
+            top += 1
+        q += 1
+    return top
+
+
+@nb.njit(cache=True)
+def _canonical(s, cfg: np.ndarray, recs: np.ndarray, top: int, flags: int, hs: np.ndarray) -> int:
+    """Bring row 0 to its hop class's *least* member: every site's group on the lower-numbered
+    of the two cards it fits on. (The sites are independent, ``hop_class``: the class holds
+    every choice of twin for every site, and this one choice is the same from any member.) Then
+    the safe automatic moves, and again if they played (``HOP_ITERS`` rounds at most; where the
+    rounds run out the node is simply keyed as the position it is). Records to ``recs[top ..]``;
+    returns the new top, or -1 - top when a hop was not legal (a bug). A class with more than
+    ``HOP_SITES`` sites is left as it is: its members are nodes of their own."""
+    hbuf, base, parent, target, hm = _hs_views(hs)
+    for _ in range(HOP_ITERS):
+        k = _sites(s, cfg, hbuf, base, parent, target, hm)
+        if k == 0 or k > HOP_SITES:
+            return top
+        sub = 0
+        for q in range(k):
+            if target[q] < parent[q]:
+                sub |= 1 << q
+        if sub == 0:
+            return top
+        top = _to_sites(s, cfg, sub, base, target, recs, top)
+        if top < 0:
+            return top
+        after = autoplay(s, cfg, recs, top, flags)
+        if after == top:
+            return top
+        top = after
+    return top
+
+
+@nb.njit(cache=True, inline="always")
+def _hs_views(hs: np.ndarray):
+    return (
+        hs[0:SCRATCH],
+        hs[SCRATCH : SCRATCH + 64],
+        hs[SCRATCH + 64 : SCRATCH + 128],
+        hs[SCRATCH + 128 : SCRATCH + 192],
+        hs[SCRATCH + 192 : SCRATCH + 256],
+    )
+
+
+HS_SIZE = SCRATCH + 256 + 64  # _hs_views, then records of a member's hops
+
+
+@nb.njit(cache=True, inline="always")
+def _coverable(hm: np.ndarray, sub: int, union: int) -> bool:
+    """Can one move (it touches two columns at most) touch a column of every site in ``sub``?"""
+    for a in range(16):
+        if not (union >> a) & 1:
+            continue
+        for b in range(a, 16):
+            if not (union >> b) & 1:
+                continue
+            ab = (1 << a) | (1 << b)
+            ok = True
+            q = 0
+            while sub >> q:
+                if (sub >> q) & 1 and not (hm[q] & ab):
+                    ok = False
+                    break
+                q += 1
+            if ok:
+                return True
+    return False
+
+
+@nb.njit(cache=True)
+def gen_node(
+    s, cfg, acts, out, start, sc, rkind, rcol, ctl, wkc, wkj, wk_s, wk_e, classes, hs
+) -> int:
+    """A node's moves (``gen_moves``); with ``classes`` on and no restriction, those of its
+    whole hop class. The member reached by hopping the sites in a set ``H`` contributes its moves
+    but hops that touch a column of every site in ``H``: any other move commutes with the hop of
+    some site it leaves alone, and so reaches the class of the child that the same move reaches
+    from the member without that hop. A waste move is followed by a restricted node
+    (``_lazy_waste``), a position rather than a class, which the argument must look into:
+
+    * after a card ``W`` goes to a column, only moves onto ``W`` are tried. One that the hop of a
+      site (a group ``g`` from ``p`` to its twin ``p'``) would make possible has a counterpart
+      without the hop, reaching the same class: a group ending at ``p`` moves together with
+      ``g`` (ordered on ``p``), part of ``g`` moves from where ``g`` lies, and ``p'`` moves
+      without ``g``, which then hops onto it. So these moves are kept as any other;
+    * after a card goes home from the waste, only foundation moves of its suit are tried, and the
+      card a hop uncovers (``p``) may be the next of that suit, with no counterpart. So a member
+      contributes the foundation moves from the waste of a suit when every card its hops
+      uncover is of that suit.
+
+    Each move is marked with ``H`` (``MEMBER_SHIFT``)."""
+    if not classes or rkind != R_NONE:
+        return gen_moves(s, cfg, acts, out, start, sc, rkind, rcol, ctl, wkc, wkj, wk_s, wk_e)
+    hbuf, base, parent, target, hm = _hs_views(hs)
+    k = _sites(s, cfg, hbuf, base, parent, target, hm)
+    if k == 0 or k > HOP_SITES:
+        return gen_moves(s, cfg, acts, out, start, sc, rkind, rcol, ctl, wkc, wkj, wk_s, wk_e)
+    hrec = hs[SCRATCH + 256 :]
+    n = gen_moves(s, cfg, acts, out, start, sc, rkind, rcol, ctl, wkc, wkj, wk_s, wk_e, True, -1)
+    for sub in range(1, 1 << k):
+        union = 0
+        size = 0
+        for q in range(k):
+            if (sub >> q) & 1:
+                union |= hm[q]
+                size += 1
+        if size > 1 and not _coverable(hm, sub, union):
+            continue
+        top = _to_sites(s, cfg, sub, base, target, hrec, 0)
+        if top < 0:
+            _undo_to(s, cfg, hrec, -1 - top, 0)
+            return -1
+        c = gen_moves(
+            s,
+            cfg,
+            acts,
+            out,
+            start + n,
+            sc[n:],
+            rkind,
+            rcol,
+            ctl,
+            wkc,
+            wkj,
+            wk_s,
+            wk_e,
+            True,
+            union,
+        )
+        _undo_to(s, cfg, hrec, top, 0)
+        kept = 0
+        for i in range(c):
+            m = out[start + n + i]
+            kind, src, dst, _n = decode(cfg, np.int64(m & MOVE_MASK))
+            cm = _columns_of(kind, src, dst)
+            suit = -1
+            if kind == K_WF:  # the waste card's suit (the walk entry of the move's taps)
+                taps = (np.int64(m) >> MOVE_BITS) & TAPS_MASK
+                for w in range(wk_s, wk_e):
+                    if wkj[w] == taps:
+                        suit = suit_of(np.int64(wkc[w]))
+            ok = True
+            for q in range(k):
+                if (sub >> q) & 1:
+                    if kind == K_WF:
+                        ok = suit >= 0 and suit_of(np.int64(parent[q])) == suit
+                    else:
+                        ok = (hm[q] & cm) != 0
+                    if not ok:
+                        break
+            if ok:
+                out[start + n + kept] = m | (sub << MEMBER_SHIFT)
+                sc[n + kept] = sc[n + i]
+                kept += 1
+        n += kept
+    # Insertion sort of the whole, best first, stable (each member's moves came sorted).
+    for i in range(1, n):
+        m = out[start + i]
+        v = sc[i]
+        q = i - 1
+        while q >= 0 and sc[q] < v:
+            out[start + q + 1] = out[start + q]
+            sc[q + 1] = sc[q]
+            q -= 1
+        out[start + q + 1] = m
+        sc[q + 1] = v
+    return n
 
 
 @nb.njit(cache=True, inline="always")
@@ -1273,6 +1681,29 @@ F_SIZE = 11
 
 
 @nb.njit(cache=True)
+def _hop_scratch(cfg: np.ndarray):
+    """Scratch for ``hop_class``: keys, parents, hops, column masks of up to ``HOP_MAX``
+    members; the hops of one position; a path and its records."""
+    hk1 = np.zeros(HOP_MAX, np.uint64)
+    hk2 = np.zeros(HOP_MAX, np.uint64)
+    hpar = np.zeros(HOP_MAX, np.int64)
+    hact = np.zeros(HOP_MAX, np.int64)
+    hmask = np.zeros(HOP_MAX, np.int64)
+    hbuf = np.zeros(SCRATCH, np.int64)
+    path = np.zeros(HOP_MAX, np.int64)
+    hrec = np.zeros(HOP_MAX, np.int64)
+    return hk1, hk2, hpar, hact, hmask, hbuf, path, hrec
+
+
+@nb.njit(cache=True, inline="always")
+def _classes(cfg: np.ndarray, flags: int) -> bool:
+    """Does the search treat hop classes as nodes? Solitaire Réfléchi (one deck: a group fits on
+    two cards only, and every split is a hop) with draw 1, unless switched off or in a run
+    without splits. (Draw 3 would be as exact; it is not switched on yet, see docs/solver.md.)"""
+    return cfg[G_GAME] == REFLECHI and cfg[G_DRAW] == 1 and not (flags & (FL_NO_HOPS | FL_NO_SPLIT))
+
+
+@nb.njit(cache=True)
 def _enter_root(
     s, cfg, Z, tt1, tt2, tti, frames, moves, ctl, acts, sc, tmp, seen, ts1, ts2, wkc, wkj
 ):
@@ -1297,7 +1728,11 @@ def _enter_root(
         we = stock_walk(s, cfg, tmp, seen, wkc, wkj, 0)
     ctl[C_WALK] = we
     ctl[C_SKIPPED] = 0
-    cnt = gen_moves(s, cfg, acts, moves, 0, sc, R_NONE, -1, ctl, wkc, wkj, 0, we)
+    hs = np.zeros(HS_SIZE, np.int64)
+    classes = _classes(cfg, ctl[C_FLAGS])
+    cnt = gen_node(s, cfg, acts, moves, 0, sc, R_NONE, -1, ctl, wkc, wkj, 0, we, classes, hs)
+    if cnt < 0:
+        return ST_BUG
     frames[0, F_INC] = ctl[C_SKIPPED]
     frames[0, F_WKS] = 0
     frames[0, F_WKE] = we
@@ -1327,6 +1762,10 @@ def init_root(
     ctl[C_JITTER] = jit
     ctl[C_FLAGS] = flags
     top = autoplay(s, cfg, recs, 0, ctl[C_FLAGS])
+    if _classes(cfg, flags) and not is_won(s, 0, cfg):
+        top = _canonical(s, cfg, recs, top, flags, np.zeros(HS_SIZE, np.int64))
+        if top < 0:
+            return ST_BUG
     ctl[C_RECS] = top
     ctl[C_ROOTRECS] = top
     if is_won(s, 0, cfg):
@@ -1421,6 +1860,9 @@ def search(
     cols = np.int64(cfg[G_COLS])
     tl0 = np.zeros(cols, np.int64)
     n_deadend = ctl[C_DEADEND]
+    classes = _classes(cfg, flags)
+    hs = np.zeros(HS_SIZE, np.int64)
+    hbuf, base, parent, target, hm = _hs_views(hs)
     while True:
         if nodes >= node_limit or work >= work_limit:
             status = ST_BUDGET
@@ -1476,8 +1918,17 @@ def search(
         wl0 = s.waste_len[0]
         m = np.int64(moves[cur])
         a = m & MOVE_MASK
-        j = m >> MOVE_BITS
+        j = (m >> MOVE_BITS) & TAPS_MASK
+        member = m >> MEMBER_SHIFT
         r_start = top
+        hopped = member > 0
+        if hopped:  # hops to the member of the node's class the move is played from
+            _sites(s, cfg, hbuf, base, parent, target, hm)
+            top = _to_sites(s, cfg, member, base, target, recs, top)
+            if top < 0:
+                top = -1 - top
+                status = ST_BUG
+                break
         if j > 0:
             top = _taps(s, cfg, recs, top, j)
         kind, src, dst, _n = decode(cfg, a)
@@ -1503,6 +1954,18 @@ def search(
             elif kind == K_WF and played % 13 != 12:
                 rkind = R_FOUND
                 rcol = played // 13
+        if classes and rkind == R_NONE:
+            after = _canonical(s, cfg, recs, top, flags, hs)
+            if after < 0:
+                top = -1 - after
+                status = ST_BUG
+                break
+            if after != top:
+                hopped = True
+                top = after
+                if _is_won(s, 0, cfg):
+                    status = ST_WON
+                    break
         h1, h2 = position_key(s, cfg, Z, rkind, rcol, flags)
         code, val = tt_enter(tt1, tt2, tti, h1, h2, (run << IDX_BITS) | index)
         if code != TT_NEW:
@@ -1519,9 +1982,9 @@ def search(
         # Proven lost: not expanded, remembered as such. (A card put on its foundation never
         # makes a position a dead end that was none, so such moves are not tested; but with
         # Vegas scoring the taps before it may: they add to the waste, which stays.)
-        check = deadends_on and kind != K_TF and (kind != K_WF or (vegas and j > 0))
+        check = deadends_on and (hopped or (kind != K_TF and (kind != K_WF or (vegas and j > 0))))
         gained = -1
-        if check and refl:
+        if check and refl and not hopped:  # (after hops: the whole test)
             gained = 0
             for c in range(cols):
                 if s.tab_len[0, c] > tl0[c]:
@@ -1553,7 +2016,12 @@ def search(
             we = stock_walk(s, cfg, tmp, seen, wkc, wkj, wtop)
             wtop = we
         ctl[C_SKIPPED] = 0
-        cnt = gen_moves(s, cfg, acts, moves, mtop, sc, rkind, rcol, ctl, wkc, wkj, ws, we)
+        cnt = gen_node(
+            s, cfg, acts, moves, mtop, sc, rkind, rcol, ctl, wkc, wkj, ws, we, classes, hs
+        )
+        if cnt < 0:
+            status = ST_BUG
+            break
         frames[depth, F_INC] = ctl[C_SKIPPED]
         frames[depth, F_WKS] = ws
         frames[depth, F_WKE] = we

@@ -315,6 +315,8 @@ def _run(
     side_jitter = 0  # the first side run takes the plain order
     ctl[K.C_FLAGS] = flags
     status = K.init_root(*S.args())
+    if status == K.ST_BUG:
+        raise SolverBug("the search was about to play an illegal move")
     reason = None
     restarts = 0
     run_start = 0

@@ -1,0 +1,74 @@
+"""What hop classes give the Réfléchi draw-1 search: the same deals solved as shipped (a hop class
+is one node, ``kernels.gen_node``) and with ``FL_NO_HOPS`` (every split an ordinary move), each
+with a CPU-time budget as in the solvability study.
+
+    python benchmarks/bench_hops.py                    # the default deals, 10 s each
+    python benchmarks/bench_hops.py --seconds 30 --deals 25 964
+    python benchmarks/bench_hops.py --one-run          # proofs in one run (no restarts)
+
+The default deals are deals of the study (``TF1-D1N``, numbers as in
+``experiments/results/solvability``) whose search took over a second before hop classes: six
+proofs of loss, six wins, and six that stayed undecided in 10 s. The two searches of a deal
+run one after the other, so that they share the machine's load; the times are CPU seconds.
+Prints each deal's verdict, positions and seconds both ways, the verdicts decided either way
+only, and the total time of each way with their ratio. A deal proven lost one way and won the
+other would be a solver bug: the benchmark then stops with an error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+from solitaire_gym.solver import kernels as K
+from solitaire_gym.solver import solve
+from solitaire_gym.solver.batch import parse_variant
+
+PROOFS = [964, 25, 343, 705, 804, 418]
+WINS = [749, 859, 860, 805, 382, 199]
+UNDECIDED = [66, 167, 198, 270, 284, 385]
+MODES = {"hop classes": 0, "no hop classes": K.FL_NO_HOPS}
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--deals", nargs="+", type=int, default=PROOFS + WINS + UNDECIDED,
+                    help="deal numbers of TF1-D1N")  # fmt: skip
+    ap.add_argument("--seconds", type=float, default=10.0, help="CPU seconds per search")
+    ap.add_argument("--one-run", action="store_true", help="no restarts (and no side runs)")
+    args = ap.parse_args(argv)
+    if not args.seconds > 0:
+        ap.error("--seconds must be more than 0")
+    if any(d < 0 for d in args.deals):
+        ap.error("deal numbers are 0 or more")
+    variant = parse_variant("TF1-D1N")
+    solve(variant.code(args.deals[0]), max_nodes=1000)  # compile
+    total = dict.fromkeys(MODES, 0.0)
+    decided = dict.fromkeys(MODES, 0)
+    print(f"TF1-D1N, {args.seconds:g} CPU s per search" + (", one run" if args.one_run else ""))
+    print(f"{'deal':>6}" + "".join(f"{m:>36}" for m in MODES))
+    for d in args.deals:
+        code = variant.code(d)
+        row = f"{d:>6}"
+        got = {}
+        for mode, flags in MODES.items():
+            t = time.process_time()
+            r = solve(code, max_seconds=args.seconds, clock="cpu", _flags=flags,
+                      _restarts=not args.one_run)  # fmt: skip
+            sec = time.process_time() - t
+            total[mode] += sec
+            decided[mode] += r.verdict != "unknown"
+            got[mode] = r.verdict
+            row += f"{r.verdict:>12} {r.nodes:>12,} {sec:>8.2f} s"
+        print(row, flush=True)
+        if {"solvable", "unsolvable"} <= set(got.values()):
+            raise SystemExit(f"{code}: won one way and proven lost the other: a solver bug")
+    for m in MODES:
+        print(f"{m}: {decided[m]} of {len(args.deals)} decided, {total[m]:.1f} CPU s in all")
+    a, b = (total[m] for m in MODES)
+    print(f"time with hop classes / without: {a / b:.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
