@@ -222,7 +222,7 @@ FL_NO_TAKEBACK = 64
 FL_NO_SPLIT = 128
 FL_NO_PASS = 256  # no single-pass bound (``single_pass_lost``) in the Vegas dead-end test
 FL_WHOLE_DEADEND = 512  # Réfléchi: dead_end tests every column, not only those a move built on
-FL_NO_HOPS = 1024  # Réfléchi: no hop classes (a split is an ordinary move, see ``hop_class``)
+FL_NO_HOPS = 1024  # Réfléchi: no hop classes (a split is an ordinary move, see ``gen_node``)
 
 # ---- Zobrist table layout (two rows, one per key) ----------------------------------------------
 SEQ = 105  # positions in the stock + waste sequence (104 cards) + 1
@@ -1301,15 +1301,13 @@ def hop_class(
     hrec: np.ndarray,
 ) -> int:
     """Row 0's *hop class*: the positions reachable from it by hops alone (``hops``), found
-    breadth first, member 0 being row 0. Every member reaches every other (a hop is taken back
-    by a hop), so all of them win or lose together, and the search treats the class as one node:
-    keyed by its least member's key, entered at that member, and expanded with the moves of every
-    member but the hops themselves, each played from its member (``MEMBER_SHIFT``). A solution
-    that starts with hops starts, after them, with such a move; so nothing is lost. Member ``i``:
-    its keys ``hk1/hk2[i]``, the member it was reached from ``hpar[i]`` by the hop ``hact[i]``,
-    and ``hmask[i]``, the columns the hops from member 0 took from or put on. Returns the number
-    of members, or ``HOP_MAX + 1`` if there are more (such a class is searched position by
-    position: each member its own node, hops ordinary moves). Row 0 is left as it was."""
+    breadth first, member 0 being row 0; the reference that the tests check the search's view of
+    a class against (a cube of ``2 ** sites`` members, ``_canonical``, ``gen_node``), which does
+    not call it. Member ``i``: its keys ``hk1/hk2[i]``, the member it was reached from
+    ``hpar[i]`` by the hop ``hact[i]``, and ``hmask[i]``, the columns the hops from member 0 took
+    from or put on. Returns the number of members, or ``HOP_MAX + 1`` if there are more (the
+    search takes a class of more than ``HOP_SITES`` sites position by position: each member its
+    own node, hops ordinary moves). Row 0 is left as it was."""
     h1, h2 = position_key(s, cfg, Z, R_NONE, -1, flags)
     hk1[0] = h1
     hk2[0] = h2
