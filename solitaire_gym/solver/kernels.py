@@ -1190,7 +1190,14 @@ def gen_moves(
             x ^= (x << 17) & 0x7FFFFFFFFFFFFFFF
             sc[i] += x % jit
         ctl[C_RNG] = x
-    # Insertion sort, best first, stable.
+    _sort_moves(out, start, sc, k)
+    return k
+
+
+@nb.njit(cache=True, inline="always")
+def _sort_moves(out: np.ndarray, start: int, sc: np.ndarray, k: int) -> None:
+    """Sort ``out[start .. start+k-1]`` by their scores ``sc[0 .. k-1]``, best first, stable
+    (insertion sort: a node has a few dozen moves)."""
     for i in range(1, k):
         m = out[start + i]
         v = sc[i]
@@ -1201,7 +1208,6 @@ def gen_moves(
             q -= 1
         out[start + q + 1] = m
         sc[q + 1] = v
-    return k
 
 
 @nb.njit(cache=True, inline="always")
@@ -1568,17 +1574,7 @@ def gen_node(
                 sc[n + kept] = sc[n + i]
                 kept += 1
         n += kept
-    # Insertion sort of the whole, best first, stable (each member's moves came sorted).
-    for i in range(1, n):
-        m = out[start + i]
-        v = sc[i]
-        q = i - 1
-        while q >= 0 and sc[q] < v:
-            out[start + q + 1] = out[start + q]
-            sc[q + 1] = sc[q]
-            q -= 1
-        out[start + q + 1] = m
-        sc[q + 1] = v
+    _sort_moves(out, start, sc, n)  # the whole (each member's moves came sorted)
     return n
 
 
