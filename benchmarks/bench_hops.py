@@ -7,8 +7,9 @@ with a CPU-time budget as in the solvability study.
     python benchmarks/bench_hops.py --one-run          # proofs in one run (no restarts)
 
 The default deals are deals of the study (``TF1-D1N``, numbers as in
-``experiments/results/solvability``) whose search took over a second before hop classes: six
-proofs of loss, six wins, and six that stayed undecided in 10 s. The two searches of a deal
+``experiments/results/solvability``): six proven lost (418 only since hop classes), six wins
+whose time changed the most either way with hop classes, and six that the study left undecided
+before hop classes (deal 66 is ``TF1-D1N-AAAAACC``). The two searches of a deal
 run one after the other, so that they share the machine's load; the times are CPU seconds.
 Prints each deal's verdict, positions and seconds both ways, the verdicts decided either way
 only, and the total time of each way with their ratio. A deal proven lost one way and won the
