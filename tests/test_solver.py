@@ -211,11 +211,8 @@ def test_hop_classes_are_cubes():
         assert size == 1 << k, d
         sizes[size] += 1
         hk1, hk2, hpar, hact, hmask, hbuf, path, hrec = scratch
-        members = [(int(hpar[i]), int(hact[i])) for i in range(size)]
         least = set()
         for i in range(size):
-            hpar[:size] = [p for p, _ in members]
-            hact[:size] = [a for _, a in members]
             recs = np.zeros(K.REC_MARGIN, np.int64)
             top = K._to_member(s, cfg, hpar, hact, i, path, recs, 0)
             top = K._canonical(s, cfg, recs, top, K.FL_NO_AUTO, hs)

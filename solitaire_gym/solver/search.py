@@ -315,8 +315,6 @@ def _run(
     side_jitter = 0  # the first side run takes the plain order
     ctl[K.C_FLAGS] = flags
     status = K.init_root(*S.args())
-    if status == K.ST_BUG:
-        raise SolverBug("the search was about to play an illegal move")
     reason = None
     restarts = 0
     run_start = 0
@@ -325,6 +323,8 @@ def _run(
     uncut_side = False  # the side run under way is the one before the last run
     node_cap = np.iinfo(np.int64).max if max_nodes is None else max_nodes
     while status not in (K.ST_WON, K.ST_EXHAUSTED):
+        if status == K.ST_BUG:  # from entering the root (init_root, restart): no run to go on with
+            raise SolverBug("the search was about to play an illegal move")
         last = not restarts_on or final_from >= 0
         limit = node_cap if last or uncut_side else min(node_cap, run_start + run_len)
         status = K.search(*S.args(), limit, _CHUNK_WORK)
