@@ -1116,7 +1116,7 @@ def gen_moves(
     only the moves that a restricted node allows (``R_*``). ``wkc/wkj[wk_s .. wk_e-1]``: the
     node's stock walk. ``no_hops``: leave out the splits (the moves inside a hop class, see
     ``hop_class``); ``only`` (a bit mask of columns, -1: all): leave out the moves that touch
-    none of those columns, but for the stock macros."""
+    none of those columns (a waste card going home touches none and is kept)."""
     game = cfg[G_GAME]
     cols = cfg[G_COLS]
     first_empty = -1
@@ -1173,6 +1173,8 @@ def gen_moves(
                 sc[k] = _score(s, cfg, K_WF, 0, 0, 1, taps)
                 k += 1
             for d in range(cols):
+                if only != -1 and not (only >> d) & 1:
+                    continue
                 if prune and s.tab_len[0, d] == 0 and d != first_empty:
                     continue
                 if rkind != R_NONE and not _allowed(s, rkind, rcol, K_WT, 0, d, card):
@@ -1466,114 +1468,94 @@ def _hs_views(hs: np.ndarray):
 HS_SIZE = SCRATCH + 256 + 64  # _hs_views, then records of a member's hops
 
 
-@nb.njit(cache=True, inline="always")
-def _coverable(hm: np.ndarray, sub: int, union: int) -> bool:
-    """Can one move (it touches two columns at most) touch a column of every site in ``sub``?"""
-    for a in range(16):
-        if not (union >> a) & 1:
-            continue
-        for b in range(a, 16):
-            if not (union >> b) & 1:
-                continue
-            ab = (1 << a) | (1 << b)
-            ok = True
-            q = 0
-            while sub >> q:
-                if (sub >> q) & 1 and not (hm[q] & ab):
-                    ok = False
-                    break
-                q += 1
-            if ok:
-                return True
-    return False
-
-
 @nb.njit(cache=True)
 def gen_node(
     s, cfg, acts, out, start, sc, rkind, rcol, ctl, wkc, wkj, wk_s, wk_e, classes, hs
 ) -> int:
     """A node's moves (``gen_moves``); with ``classes`` on and no restriction, those of its
-    whole hop class. The member reached by hopping the sites in a set ``H`` contributes its moves
-    but hops that touch a column of every site in ``H``: any other move commutes with the hop of
-    some site it leaves alone, and so reaches the class of the child that the same move reaches
-    from the member without that hop. A waste move is followed by a restricted node
-    (``_lazy_waste``), a position rather than a class, which the argument must look into:
+    whole hop class. A member is reached from the node by hopping the sites in a set ``H``
+    (``_sites``; a site: a group ``g`` on a card ``p``, and ``p``'s twin ``p'`` on top of
+    another column); ``H`` marks its moves (``MEMBER_SHIFT``). The node itself contributes all
+    its moves but hops. Every other member's move has a counterpart from a member with one hop
+    fewer that reaches the same class, unless, for each site ``q`` in ``H``, it puts something
+    on ``p_q`` (which the hop uncovered) or sends ``p_q`` home. For a site ``q`` that a move does
+    not so use, the counterpart in ``H - {q}`` (where ``g_q`` lies on ``p_q``, not ``p_q'``) is:
 
-    * after a card ``W`` goes to a column, only moves onto ``W`` are tried. One that the hop of a
-      site (a group ``g`` from ``p`` to its twin ``p'``) would make possible has a counterpart
-      without the hop, reaching the same class: a group ending at ``p`` moves together with
-      ``g`` (ordered on ``p``), part of ``g`` moves from where ``g`` lies, and ``p'`` moves
-      without ``g``, which then hops onto it. So these moves are kept as any other;
-    * after a card goes home from the waste, only foundation moves of its suit are tried, and the
-      card a hop uncovers (``p``) may be the next of that suit, with no counterpart. So a member
+    * the same move, if it moves neither ``g_q`` (or a part of it) nor ``p_q``; a move onto the
+      last card of ``g_q`` included. The children differ by the hop of ``g_q`` (with whatever
+      came on it);
+    * ``g_q``, or an upper part of it, moved or sent home from ``p_q`` instead of ``p_q'``
+      (what stays, a lower part of ``g_q``, then lies on ``p_q``: again one hop apart);
+    * a group ending at ``p_q`` moved with ``g_q`` on it, and a group running from below
+      ``p_q'`` through ``g_q`` moved without ``g_q``. Then ``g_q`` hops to the other twin.
+
+    One move puts something on one card or sends one card home, so no move qualifies for two
+    sites: only the members of one hop ``{q}`` add moves, those onto ``p_q`` (on top of the
+    column the hop took ``g_q`` from) and ``p_q`` home. A waste move is followed by a
+    restricted node (``_lazy_waste``), a position rather than a class, which the argument must
+    look into:
+
+    * after a card ``W`` goes to a column, only moves onto ``W`` are tried, and the children of
+      a move and of its counterpart offer the same ones, by the same three cases;
+    * after a card goes home from the waste, only foundation moves of its suit are tried, and
+      each ``p_q`` in ``H`` may be the next of that suit, with no counterpart. So a member ``H``
       contributes the foundation moves from the waste of a suit when every card its hops
-      uncover is of that suit.
-
-    Each move is marked with ``H`` (``MEMBER_SHIFT``)."""
+      uncover is of that suit. They need not be generated there: whether a waste card can go
+      home does not depend on the tableau."""
     if not classes or rkind != R_NONE:
         return gen_moves(s, cfg, acts, out, start, sc, rkind, rcol, ctl, wkc, wkj, wk_s, wk_e)
-    hbuf, base, parent, target, hm = _hs_views(hs)
-    k = _sites(s, cfg, hbuf, base, parent, target, hm)
+    hbuf, base, parent, target, _hm = _hs_views(hs)
+    k = _sites(s, cfg, hbuf, base, parent, target, _hm)
     if k == 0 or k > HOP_SITES:
         return gen_moves(s, cfg, acts, out, start, sc, rkind, rcol, ctl, wkc, wkj, wk_s, wk_e)
     hrec = hs[SCRATCH + 256 :]
     n = gen_moves(s, cfg, acts, out, start, sc, rkind, rcol, ctl, wkc, wkj, wk_s, wk_e, True, -1)
-    for sub in range(1, 1 << k):
-        union = 0
-        size = 0
-        for q in range(k):
-            if (sub >> q) & 1:
-                union |= hm[q]
-                size += 1
-        if size > 1 and not _coverable(hm, sub, union):
-            continue
-        top = _to_sites(s, cfg, sub, base, target, hrec, 0)
+    n0 = n
+    for q in range(k):
+        _kind, pcol, _dst, _n = decode(cfg, np.int64(hbuf[q]))  # p_q stays on top there
+        top = _to_sites(s, cfg, 1 << q, base, target, hrec, 0)
         if top < 0:
             _undo_to(s, cfg, hrec, -1 - top, 0)
             return -1
         c = gen_moves(
-            s,
-            cfg,
-            acts,
-            out,
-            start + n,
-            sc[n:],
-            rkind,
-            rcol,
-            ctl,
-            wkc,
-            wkj,
-            wk_s,
-            wk_e,
-            True,
-            union,
-        )
+            s, cfg, acts, out, start + n, sc[n:], rkind, rcol, ctl, wkc, wkj, wk_s, wk_e, True,
+            1 << pcol,
+        )  # fmt: skip
         _undo_to(s, cfg, hrec, top, 0)
         kept = 0
         for i in range(c):
             m = out[start + n + i]
             kind, src, dst, _n = decode(cfg, np.int64(m & MOVE_MASK))
-            cm = _columns_of(kind, src, dst)
-            suit = -1
-            if kind == K_WF:  # the waste card's suit (the walk entry of the move's taps)
-                taps = (np.int64(m) >> MOVE_BITS) & TAPS_MASK
-                for w in range(wk_s, wk_e):
-                    if wkj[w] == taps:
-                        suit = suit_of(np.int64(wkc[w]))
-            ok = True
-            for q in range(k):
-                if (sub >> q) & 1:
-                    if kind == K_WF:
-                        ok = suit >= 0 and suit_of(np.int64(parent[q])) == suit
-                    else:
-                        ok = (hm[q] & cm) != 0
-                    if not ok:
-                        break
+            if kind == K_TF:
+                ok = src == pcol
+            else:
+                ok = (kind == K_TT or kind == K_WT or kind == K_FT) and dst == pcol
             if ok:
-                out[start + n + kept] = m | (sub << MEMBER_SHIFT)
+                out[start + n + kept] = m | ((1 << q) << MEMBER_SHIFT)
                 sc[n + kept] = sc[n + i]
                 kept += 1
         n += kept
+    if _lazy_waste(cfg):
+        wf = cfg[L_WF]
+        for sub in range(1, 1 << k):
+            su = -1  # the suit of every card the hops of sub uncover; -2: not one suit
+            for q in range(k):
+                if (sub >> q) & 1:
+                    x = suit_of(np.int64(parent[q]))
+                    su = x if su == -1 or su == x else -2
+            if su < 0:
+                continue
+            for i in range(n0):
+                m = np.int64(out[start + i])
+                if (m & MOVE_MASK) != wf:
+                    continue
+                taps = (m >> MOVE_BITS) & TAPS_MASK
+                for w in range(wk_s, wk_e):
+                    if wkj[w] == taps and suit_of(np.int64(wkc[w])) == su:
+                        out[start + n] = m | (sub << MEMBER_SHIFT)
+                        sc[n] = sc[i]
+                        n += 1
+                        break
     _sort_moves(out, start, sc, n)  # the whole (each member's moves came sorted)
     return n
 
