@@ -1,15 +1,19 @@
-"""What hop classes give the Réfléchi draw-1 search: the same deals solved as shipped (a hop class
-is one node, ``kernels.gen_node``) and with ``FL_NO_HOPS`` (every split an ordinary move), each
-with a CPU-time budget as in the solvability study.
+"""What hop classes give the Réfléchi search: the same deals solved with them (a hop class is one
+node, ``kernels.gen_node``) and without (every split an ordinary move), each with a CPU-time
+budget as in the solvability study. Draw 1, as shipped against ``FL_NO_HOPS``; or draw 3, where
+classes are not switched on yet, with ``FL_HOPS_DRAW3`` against as shipped.
 
     python benchmarks/bench_hops.py                    # the default deals, 10 s each
     python benchmarks/bench_hops.py --seconds 30 --deals 25 964
     python benchmarks/bench_hops.py --one-run          # proofs in one run (no restarts)
+    python benchmarks/bench_hops.py --variant TF1-D3N  # draw 3
 
-The default deals are deals of the study (``TF1-D1N``, numbers as in
-``experiments/results/solvability``): six proven lost (418 only since hop classes), six wins
-whose time changed the most either way with hop classes, and six that the study left undecided
-before hop classes (deal 66 is ``TF1-D1N-AAAAACC``). The two searches of a deal
+The default deals are deals of the study (numbers as in ``experiments/results/solvability``).
+Draw 1: six proven lost (418 only since hop classes), six wins whose time changed the most either
+way with hop classes, and six that the study left undecided before hop classes (deal 66 is
+``TF1-D1N-AAAAACC``). Draw 3, from a trial of the whole study with classes: five deals the study
+leaves undecided that classes decide (3 won, 2 proven lost), five wins of the study that classes
+do not find within 10 s, and two deals neither decides. The two searches of a deal
 run one after the other, so that they share the machine's load; the times are CPU seconds.
 Prints each deal's verdict, positions and seconds both ways, the verdicts decided either way
 only, and the total time of each way with their ratio. A deal proven lost one way and won the
@@ -28,31 +32,40 @@ from solitaire_gym.solver.batch import parse_variant
 PROOFS = [964, 25, 343, 705, 804, 418]
 WINS = [749, 859, 860, 805, 382, 199]
 UNDECIDED = [66, 167, 198, 270, 284, 385]
-MODES = {"hop classes": 0, "no hop classes": K.FL_NO_HOPS}
+DRAW3 = [127, 361, 371, 929, 999, 248, 337, 540, 706, 957, 1, 66]
+MODES = {  # variant: (its default deals, flags with hop classes, flags without)
+    "TF1-D1N": (PROOFS + WINS + UNDECIDED, 0, K.FL_NO_HOPS),
+    "TF1-D3N": (DRAW3, K.FL_HOPS_DRAW3, 0),
+}
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--deals", nargs="+", type=int, default=PROOFS + WINS + UNDECIDED,
-                    help="deal numbers of TF1-D1N")  # fmt: skip
+    ap.add_argument("--variant", choices=sorted(MODES), default="TF1-D1N")
+    ap.add_argument("--deals", nargs="+", type=int, help="deal numbers (default: see above)")
     ap.add_argument("--seconds", type=float, default=10.0, help="CPU seconds per search")
     ap.add_argument("--one-run", action="store_true", help="no restarts (and no side runs)")
     args = ap.parse_args(argv)
     if not args.seconds > 0:
         ap.error("--seconds must be more than 0")
-    if any(d < 0 for d in args.deals):
+    default, on, off = MODES[args.variant]
+    deals = args.deals or default
+    if any(d < 0 for d in deals):
         ap.error("deal numbers are 0 or more")
-    variant = parse_variant("TF1-D1N")
-    solve(variant.code(args.deals[0]), max_nodes=1000)  # compile
-    total = dict.fromkeys(MODES, 0.0)
-    decided = dict.fromkeys(MODES, 0)
-    print(f"TF1-D1N, {args.seconds:g} CPU s per search" + (", one run" if args.one_run else ""))
-    print(f"{'deal':>6}" + "".join(f"{m:>36}" for m in MODES))
-    for d in args.deals:
+    modes = {"hop classes": on, "no hop classes": off}
+    variant = parse_variant(args.variant)
+    solve(variant.code(deals[0]), max_nodes=1000)  # compile
+    total = dict.fromkeys(modes, 0.0)
+    decided = dict.fromkeys(modes, 0)
+    print(
+        f"{args.variant}, {args.seconds:g} CPU s per search" + (", one run" if args.one_run else "")
+    )
+    print(f"{'deal':>6}" + "".join(f"{m:>36}" for m in modes))
+    for d in deals:
         code = variant.code(d)
         row = f"{d:>6}"
         got = {}
-        for mode, flags in MODES.items():
+        for mode, flags in modes.items():
             t = time.process_time()
             r = solve(code, max_seconds=args.seconds, clock="cpu", _flags=flags,
                       _restarts=not args.one_run)  # fmt: skip
@@ -64,9 +77,9 @@ def main(argv: list[str] | None = None) -> int:
         print(row, flush=True)
         if {"solvable", "unsolvable"} <= set(got.values()):
             raise SystemExit(f"{code}: won one way and proven lost the other: a solver bug")
-    for m in MODES:
-        print(f"{m}: {decided[m]} of {len(args.deals)} decided, {total[m]:.1f} CPU s in all")
-    a, b = (total[m] for m in MODES)
+    for m in modes:
+        print(f"{m}: {decided[m]} of {len(deals)} decided, {total[m]:.1f} CPU s in all")
+    a, b = (total[m] for m in modes)
     print(f"time with hop classes / without: {a / b:.2f}")
     return 0
 

@@ -334,14 +334,20 @@ def test_hop_class_keeps_the_waste_card_that_a_hop_lets_follow():
     assert home["3S"] == {0}
 
 
-@pytest.mark.parametrize("off", [24, 36, 48])
-def test_hop_classes_keep_verdicts(off):
-    """With hop classes, without them, and the reference search: the same verdicts."""
-    rng = random.Random(f"hop-verdicts{off}")
+@pytest.mark.parametrize(
+    ("variant", "off", "classes"),
+    [("TF1-D1N", 24, 0), ("TF1-D1N", 36, 0), ("TF1-D1N", 48, 0),
+     ("TF1-D3N", 36, K.FL_HOPS_DRAW3)],
+)  # fmt: skip
+def test_hop_classes_keep_verdicts(variant, off, classes):
+    """With hop classes, without them, and the reference search: the same verdicts (draw 3 with
+    classes switched on, ``FL_HOPS_DRAW3``)."""
+    seed = f"hop-verdicts{off}" if variant == "TF1-D1N" else f"hop-verdicts{variant}{off}"
+    rng = random.Random(seed)
     decided = 0
     for _ in range(8):
-        d = _random_position("TF1-D1N-AAAAAAC", rng, off)
-        r = solve(d, max_nodes=200_000, max_seconds=20)
+        d = _random_position(f"{variant}-AAAAAAC", rng, off)
+        r = solve(d, max_nodes=200_000, max_seconds=20, _flags=classes)
         plain = solve(d, max_nodes=200_000, max_seconds=20, _flags=K.FL_NO_HOPS)
         ref = solve(d, max_nodes=300_000, max_seconds=20, _flags=REFERENCE, _restarts=False)
         verdicts = {r.verdict, plain.verdict, ref.verdict} - {"unknown"}
