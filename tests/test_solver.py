@@ -210,7 +210,7 @@ def test_hop_classes_are_cubes():
             continue
         assert size == 1 << k, d
         sizes[size] += 1
-        hk1, hk2, hpar, hact, hmask, hbuf, path, hrec = scratch
+        hk1, hk2, hpar, hact, hbuf, path, hrec = scratch
         least = set()
         for i in range(size):
             recs = np.zeros(K.REC_MARGIN, np.int64)
@@ -269,7 +269,7 @@ def test_hop_class_moves_reach_every_child_class(variant):
         node = S.moves[:n].astype(np.int64).tolist()
 
         cls = K._hop_scratch(cfg)
-        _hk1, _hk2, hpar, hact, _hmask, _hbuf, path, _hrec = cls
+        _hk1, _hk2, hpar, hact, _hbuf, path, _hrec = cls
         size = K.hop_class(s, cfg, Z, 0, *cls)
         assert size == 1 << k
         child = K._hop_scratch(cfg)
@@ -717,6 +717,34 @@ def test_take_back_needed():
     # A run without take-backs alone proves nothing.
     side = solve(TAKE_BACK, max_seconds=10, _flags=K.FL_NO_TAKEBACK, _restarts=False)
     assert side.verdict == "unknown" and side.reason == "incomplete"
+
+
+# Two take-backs in a row, to different places: the 3♠ covers 2♠ over 4♦, and the only red 4
+# it can go on is the 4♥, under the 5♥ on its foundation. So 5♥ comes back onto the 6♣, then 4♥
+# onto the 5♠, and nothing is put on the 5♥ (a search that tried only moves onto a card just
+# taken back would miss it).
+TWO_TAKE_BACKS = _position(
+    "TF1-D1N-AAAAAAB",
+    [
+        ["KC", "QC", "JC", "TC", "9C", "8C", "7C", "6C"],
+        ["KS", "QS", "JS", "TS", "9S", "8S", "7S", "6S", "5S"],
+        ["KH", "QH", "JH", "TH", "9H", "8H", "7H", "6H"],
+        ["KD", "QD", "JD", "TD", "9D", "8D", "7D", "6D", "5D"],
+        ["4S", "4D", "2S", "3S"],
+        [],
+        [],
+    ],
+    ["AS", "5H", "3D", "5C"],
+    stock=[],
+    waste=[],
+)
+
+
+@pytest.mark.parametrize("flags", [0, REFERENCE])
+def test_two_take_backs_in_a_row(flags):
+    r = solve(TWO_TAKE_BACKS, max_seconds=20, _flags=flags, _restarts=flags != REFERENCE)
+    assert r.verdict == "solvable", r.summary()
+    assert _replays_to_win(TWO_TAKE_BACKS, r.solution)
 
 
 def test_side_runs_find_what_full_runs_miss():

@@ -76,13 +76,14 @@ and the search takes a whole class as one node: entered at its least member (eac
 lower-numbered twin, ``_canonical``), keyed by that member, and expanded with every member's
 moves but the hops (``gen_node``). A class is a cube: each *site* (a group that can hop) has two
 choices independent of the others (``hop_class`` finds classes breadth first; the tests check the
-two agree), so a member is a set of sites to hop, and a member other than the node contributes
-only the moves that touch a column of each of its hops (any other move commutes with one of the
-hops and is found from the member without it; a waste card going home is kept when the card a
-hop uncovers may follow it, see ``gen_node``). The moves that reach a class by a hop are not
+two agree), so a member is a set of sites to hop. Besides the node's own moves, only the members
+one hop away contribute, and only the moves onto the card the hop uncovered or sending it home:
+any other move of any member has a counterpart from a member with one hop fewer that reaches the
+same class (the cases are in ``gen_node``; with draw 1 a waste card going home is kept too where
+the cards the hops uncover may follow it). The moves that reach a class by a hop are not
 generated at all. A class with more than ``HOP_SITES`` sites is searched position by position.
 In the draw-1 proofs that the splits made large this takes a third as many positions or fewer
-(``TF1-D1N-AAAAACC``: 2.5 million instead of 7.7 million, in one run).
+(``TF1-D1N-AAAAACC``: 2.2 million instead of 7.7 million, in one run).
 
 **Visited set and exactness.** A node is entered at most once per run: a child whose key is in
 the table is not expanded again. Every winnable node has a generated child strictly closer to a
@@ -1304,7 +1305,6 @@ def hop_class(
     hk2: np.ndarray,
     hpar: np.ndarray,
     hact: np.ndarray,
-    hmask: np.ndarray,
     hbuf: np.ndarray,
     path: np.ndarray,
     hrec: np.ndarray,
@@ -1312,17 +1312,15 @@ def hop_class(
     """Row 0's *hop class*: the positions reachable from it by hops alone (``hops``), found
     breadth first, member 0 being row 0; the reference that the tests check the search's view of
     a class against (a cube of ``2 ** sites`` members, ``_canonical``, ``gen_node``), which does
-    not call it. Member ``i``: its keys ``hk1/hk2[i]``, the member it was reached from
-    ``hpar[i]`` by the hop ``hact[i]``, and ``hmask[i]``, the columns the hops from member 0 took
-    from or put on. Returns the number of members, or ``HOP_MAX + 1`` if there are more (the
-    search takes a class of more than ``HOP_SITES`` sites position by position: each member its
-    own node, hops ordinary moves). Row 0 is left as it was."""
+    not call it. Member ``i``: its keys ``hk1/hk2[i]`` and the member it was reached from
+    ``hpar[i]`` by the hop ``hact[i]``. Returns the number of members, or ``HOP_MAX + 1`` if
+    there are more (the search takes a class of more than ``HOP_SITES`` sites position by
+    position: each member its own node, hops ordinary moves). Row 0 is left as it was."""
     h1, h2 = position_key(s, cfg, Z, R_NONE, -1, flags)
     hk1[0] = h1
     hk2[0] = h2
     hpar[0] = -1
     hact[0] = -1
-    hmask[0] = 0
     size = 1
     i = 0
     while i < size:
@@ -1346,8 +1344,6 @@ def hop_class(
             hk2[size] = g2
             hpar[size] = i
             hact[size] = hbuf[q]
-            _kind, src, dst, _n = decode(cfg, np.int64(hbuf[q]))
-            hmask[size] = hmask[i] | (1 << src) | (1 << dst)
             size += 1
         _undo_to(s, cfg, hrec, top, 0)
         i += 1
@@ -1362,11 +1358,10 @@ def _sites(
     base: np.ndarray,
     parent: np.ndarray,
     target: np.ndarray,
-    hm: np.ndarray,
 ) -> int:
-    """Row 0's hop *sites*, one per hop (``hops``): the group's first card ``base``, the card it
-    lies on ``parent``, the card on top of another column it can hop to ``target``, and the two
-    columns as a bit mask ``hm``. Returns how many."""
+    """Row 0's hop *sites*, one per hop (``hops``, kept in ``hbuf``): the group's first card
+    ``base``, the card it lies on ``parent``, and the card on top of another column it can hop to
+    ``target``. Returns how many."""
     nh = hops(s, cfg, hbuf)
     for q in range(nh):
         _kind, src, dst, n = decode(cfg, np.int64(hbuf[q]))
@@ -1374,7 +1369,6 @@ def _sites(
         base[q] = s.tab[0, src, rest]
         parent[q] = s.tab[0, src, rest - 1]
         target[q] = s.tab[0, dst, s.tab_len[0, dst] - 1]
-        hm[q] = (1 << src) | (1 << dst)
     return nh
 
 
@@ -1434,9 +1428,9 @@ def _canonical(s, cfg: np.ndarray, recs: np.ndarray, top: int, flags: int, hs: n
     rounds run out the node is simply keyed as the position it is). Records to ``recs[top ..]``;
     returns the new top, or -1 - top when a hop was not legal (a bug). A class with more than
     ``HOP_SITES`` sites is left as it is: its members are nodes of their own."""
-    hbuf, base, parent, target, hm = _hs_views(hs)
+    hbuf, base, parent, target = _hs_views(hs)
     for _ in range(HOP_ITERS):
-        k = _sites(s, cfg, hbuf, base, parent, target, hm)
+        k = _sites(s, cfg, hbuf, base, parent, target)
         if k == 0 or k > HOP_SITES:
             return top
         sub = 0
@@ -1457,16 +1451,17 @@ def _canonical(s, cfg: np.ndarray, recs: np.ndarray, top: int, flags: int, hs: n
 
 @nb.njit(cache=True, inline="always")
 def _hs_views(hs: np.ndarray):
+    """The sites' arrays in a hop scratch (``_sites``): hops, bases, parents, targets."""
     return (
         hs[0:SCRATCH],
         hs[SCRATCH : SCRATCH + 64],
         hs[SCRATCH + 64 : SCRATCH + 128],
         hs[SCRATCH + 128 : SCRATCH + 192],
-        hs[SCRATCH + 192 : SCRATCH + 256],
     )
 
 
-HS_SIZE = SCRATCH + 256 + 64  # _hs_views, then records of a member's hops
+HS_RECS = SCRATCH + 192  # a hop scratch: _hs_views, then the records of a member's hops
+HS_SIZE = HS_RECS + 64
 
 
 @nb.njit(cache=True)
@@ -1505,11 +1500,11 @@ def gen_node(
       home does not depend on the tableau."""
     if not classes or rkind != R_NONE:
         return gen_moves(s, cfg, acts, out, start, sc, rkind, rcol, ctl, wkc, wkj, wk_s, wk_e)
-    hbuf, base, parent, target, _hm = _hs_views(hs)
-    k = _sites(s, cfg, hbuf, base, parent, target, _hm)
+    hbuf, base, parent, target = _hs_views(hs)
+    k = _sites(s, cfg, hbuf, base, parent, target)
     if k == 0 or k > HOP_SITES:
         return gen_moves(s, cfg, acts, out, start, sc, rkind, rcol, ctl, wkc, wkj, wk_s, wk_e)
-    hrec = hs[SCRATCH + 256 :]
+    hrec = hs[HS_RECS:]
     n = gen_moves(s, cfg, acts, out, start, sc, rkind, rcol, ctl, wkc, wkj, wk_s, wk_e, True, -1)
     n0 = n
     for q in range(k):
@@ -1659,17 +1654,16 @@ F_SIZE = 11
 
 @nb.njit(cache=True)
 def _hop_scratch(cfg: np.ndarray):
-    """Scratch for ``hop_class``: keys, parents, hops, column masks of up to ``HOP_MAX``
-    members; the hops of one position; a path and its records."""
+    """Scratch for ``hop_class``: keys, parents and hops of up to ``HOP_MAX`` members; the hops
+    of one position; a path and its records."""
     hk1 = np.zeros(HOP_MAX, np.uint64)
     hk2 = np.zeros(HOP_MAX, np.uint64)
     hpar = np.zeros(HOP_MAX, np.int64)
     hact = np.zeros(HOP_MAX, np.int64)
-    hmask = np.zeros(HOP_MAX, np.int64)
     hbuf = np.zeros(SCRATCH, np.int64)
     path = np.zeros(HOP_MAX, np.int64)
     hrec = np.zeros(HOP_MAX, np.int64)
-    return hk1, hk2, hpar, hact, hmask, hbuf, path, hrec
+    return hk1, hk2, hpar, hact, hbuf, path, hrec
 
 
 @nb.njit(cache=True, inline="always")
@@ -1841,7 +1835,7 @@ def search(
     n_deadend = ctl[C_DEADEND]
     classes = _classes(cfg, flags)
     hs = np.zeros(HS_SIZE, np.int64)
-    hbuf, base, parent, target, hm = _hs_views(hs)
+    hbuf, base, parent, target = _hs_views(hs)
     while True:
         if nodes >= node_limit or work >= work_limit:
             status = ST_BUDGET
@@ -1902,7 +1896,7 @@ def search(
         r_start = top
         hopped = member > 0
         if hopped:  # hops to the member of the node's class the move is played from
-            _sites(s, cfg, hbuf, base, parent, target, hm)
+            _sites(s, cfg, hbuf, base, parent, target)
             top = _to_sites(s, cfg, member, base, target, recs, top)
             if top < 0:
                 top = -1 - top
