@@ -744,6 +744,7 @@ TWO_TAKE_BACKS = _position(
 def test_two_take_backs_in_a_row(flags):
     r = solve(TWO_TAKE_BACKS, max_seconds=20, _flags=flags, _restarts=flags != REFERENCE)
     assert r.verdict == "solvable", r.summary()
+    assert sum(m.startswith("f") for m in r.solution) >= 2, r.solution  # the two take-backs
     assert _replays_to_win(TWO_TAKE_BACKS, r.solution)
 
 
