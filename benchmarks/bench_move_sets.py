@@ -30,6 +30,7 @@ import statistics
 import time
 
 from solitaire_gym import Game
+from solitaire_gym.engine.variants import MAX_DEAL
 from solitaire_gym.solver import certify, solve
 from solitaire_gym.solver import kernels as K
 from solitaire_gym.solver.batch import parse_variant
@@ -108,8 +109,8 @@ def main(argv: list[str] | None = None) -> int:
         ap.error("--seconds and --beam-seconds must be more than 0")
     if args.beam < 0:
         ap.error("--beam is a width, 0 or more")
-    if args.deals and any(d < 0 for d in args.deals):
-        ap.error("deal numbers are 0 or more")
+    if args.deals and any(not 0 <= d <= MAX_DEAL for d in args.deals):
+        ap.error(f"deal numbers are 0 … {MAX_DEAL}")
     solve(parse_variant(args.variants[0]).code(1), max_nodes=1000)  # compile
     print(f"{args.seconds:g} CPU s per search, one run each; ended: it searched its whole game")
     print(f"{'deal':<18} {'moves':<24} {'result':<22} {'positions':>10} {'pos/s':>8} {'home':>4}")
