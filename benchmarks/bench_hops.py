@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import time
 
+from solitaire_gym.engine.variants import MAX_DEAL
 from solitaire_gym.solver import kernels as K
 from solitaire_gym.solver import solve
 from solitaire_gym.solver.batch import parse_variant
@@ -50,8 +51,8 @@ def main(argv: list[str] | None = None) -> int:
         ap.error("--seconds must be more than 0")
     default, on, off = MODES[args.variant]
     deals = args.deals or default
-    if any(d < 0 for d in deals):
-        ap.error("deal numbers are 0 or more")
+    if any(not 0 <= d <= MAX_DEAL for d in deals):
+        ap.error(f"deal numbers are 0 … {MAX_DEAL}")
     modes = {"hop classes": on, "no hop classes": off}
     variant = parse_variant(args.variant)
     solve(variant.code(deals[0]), max_nodes=1000)  # compile
