@@ -14,6 +14,7 @@ from solitaire_gym import Game, GameCodeError, PositionError
 from solitaire_gym.cli import main as cli_main
 from solitaire_gym.engine.actions import K_WF, decode
 from solitaire_gym.engine.cards import card_name
+from solitaire_gym.engine.variants import REFLECHI
 from solitaire_gym.errors import SolitaireError
 from solitaire_gym.solver import SolverBug, certify, hint, search, solve
 from solitaire_gym.solver import kernels as K
@@ -354,6 +355,41 @@ def test_hop_classes_keep_verdicts(variant, off, classes):
         assert len(verdicts) <= 1, d
         decided += r.verdict != "unknown" and ref.verdict != "unknown"
     assert decided >= 4
+
+
+def test_late_hop_classes_keep_verdicts(monkeypatch):
+    """Draw 3 as shipped takes hop classes in the runs that start after ``_CLASSES_AFTER`` nodes.
+    With the switch moved to the first restart, so that small searches cross it: the same
+    verdicts as without classes and as the reference search."""
+    key = (REFLECHI, 3)
+    assert key in search._CLASSES_AFTER
+    monkeypatch.setitem(search._CLASSES_AFTER, key, 1)
+    rng = random.Random("late-hop-verdicts")
+    decided = changed = 0
+    for _ in range(8):
+        d = _random_position("TF1-D3N-AAAAAAC", rng, 36)
+        r = solve(d, max_nodes=200_000, max_seconds=20)
+        plain = solve(d, max_nodes=200_000, max_seconds=20, _flags=K.FL_NO_HOPS)
+        ref = solve(d, max_nodes=300_000, max_seconds=20, _flags=REFERENCE, _restarts=False)
+        verdicts = {r.verdict, plain.verdict, ref.verdict} - {"unknown"}
+        assert len(verdicts) <= 1, d
+        decided += r.verdict != "unknown" and ref.verdict != "unknown"
+        changed += r.nodes != plain.nodes
+    assert decided >= 4
+    assert changed, "the switch changed no search"
+
+
+@pytest.mark.parametrize(
+    ("code", "nodes"), [("TF1-D3N-AAAAAED", 44_759), ("TF1-D3N-AAAAAQG", 212_656)]
+)
+def test_late_hop_classes_switch_on_at_their_node_count(code, nodes):
+    """Two draw-3 proofs of loss in several runs (``nodes`` without classes): the search is the
+    one without classes up to ``_CLASSES_AFTER`` nodes, and another after."""
+    key = (REFLECHI, 3)
+    r = solve(code, max_seconds=None, max_nodes=10**6)
+    plain = solve(code, max_seconds=None, max_nodes=10**6, _flags=K.FL_NO_HOPS)
+    assert r.verdict == plain.verdict == "unsolvable" and plain.nodes == nodes
+    assert (r.nodes == plain.nodes) == (nodes < search._CLASSES_AFTER[key])
 
 
 def test_hop_classes_shrink_proofs():

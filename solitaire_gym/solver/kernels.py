@@ -224,7 +224,7 @@ FL_NO_SPLIT = 128
 FL_NO_PASS = 256  # no single-pass bound (``single_pass_lost``) in the Vegas dead-end test
 FL_WHOLE_DEADEND = 512  # Réfléchi: dead_end tests every column, not only those a move built on
 FL_NO_HOPS = 1024  # Réfléchi: no hop classes (a split is an ordinary move, see ``gen_node``)
-FL_HOPS_DRAW3 = 2048  # Réfléchi draw 3: hop classes too (exact; not the default yet: _classes)
+FL_HOPS_DRAW3 = 2048  # Réfléchi draw 3: hop classes too (the search sets it late: _classes)
 
 # ---- Zobrist table layout (two rows, one per key) ----------------------------------------------
 SEQ = 105  # positions in the stock + waste sequence (104 cards) + 1
@@ -1670,8 +1670,8 @@ def _hop_scratch(cfg: np.ndarray):
 def _classes(cfg: np.ndarray, flags: int) -> bool:
     """Does the search treat hop classes as nodes? Solitaire Réfléchi (one deck: a group fits on
     two cards only, and every split is a hop) with draw 1, unless switched off or in a run
-    without splits. Draw 3 only with ``FL_HOPS_DRAW3``: as exact there, but switching it on
-    by default reruns every committed draw-3 result (docs/solver.md)."""
+    without splits. Draw 3 only with ``FL_HOPS_DRAW3``, as exact there: the search sets it in
+    the runs that start after ``search._CLASSES_AFTER`` nodes (docs/solver.md)."""
     draw_ok = cfg[G_DRAW] == 1 or (flags & FL_HOPS_DRAW3) != 0
     return cfg[G_GAME] == REFLECHI and draw_ok and not (flags & (FL_NO_HOPS | FL_NO_SPLIT))
 

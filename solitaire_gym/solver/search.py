@@ -64,6 +64,13 @@ _SIDE_RNG = 0x2545F4914F6CDD1D
 # loss with whatever that run proved lost. Draw 3 has none: without take-backs its game is nearly
 # the whole.
 _LAST_SIDE_RUN: dict[tuple[int, int], int] = {(REFLECHI, 1): K.FL_NO_SPLIT}
+# Hop classes late, by (game, draw): once the runs so far have expanded this many nodes, every
+# later run of the Luby sequence treats hop classes as nodes (kernels.FL_HOPS_DRAW3); the side
+# runs stay without. Réfléchi draw 3 only: there a class costs about twice a position, which the
+# many short searches (most wins) do not earn back, while the large proofs of loss take half the
+# time with classes. Exact either way: a class is won or lost with each of its members and is
+# keyed by one of them, so what one kind of run proves lost holds in the other (docs/solver.md).
+_CLASSES_AFTER: dict[tuple[int, int], int] = {(REFLECHI, 3): 2**17}
 
 
 class SolverBug(AssertionError):
@@ -307,6 +314,7 @@ def _run(
     if not restarts_on or flags & (K.FL_NO_TAKEBACK | K.FL_NO_SPLIT):
         side_kinds = ()
     side_kinds = list(side_kinds)
+    classes_after = _CLASSES_AFTER.get(key) if restarts_on else None
     side_next = 0
     side = 0  # the flags of the side run under way, 0 for a run of the Luby sequence
     side_nodes = 0
@@ -377,7 +385,10 @@ def _run(
                     uncut_side = False
                     final_from = int(ctl[K.C_NODES])
                 ctl[K.C_JITTER] = 0
-            ctl[K.C_FLAGS] = flags | side
+            late = 0  # hop classes late (_CLASSES_AFTER), in the runs of the Luby sequence
+            if classes_after is not None and not side and ctl[K.C_NODES] >= classes_after:
+                late = K.FL_HOPS_DRAW3
+            ctl[K.C_FLAGS] = flags | side | late
             status = K.restart(*S.args())
             run_start = int(ctl[K.C_NODES])
     seconds = now() - t0
