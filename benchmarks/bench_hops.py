@@ -9,6 +9,7 @@ without classes, so it is left out), and never (``FL_NO_HOPS``).
     python benchmarks/bench_hops.py --seconds 30 --deals 25 964
     python benchmarks/bench_hops.py --one-run          # proofs in one run (no restarts)
     python benchmarks/bench_hops.py --variant TF1-D3N  # draw 3
+    python benchmarks/bench_hops.py --variant TF1-D3N --classes-after 65536  # switch earlier
 
 The default deals are deals of the study (numbers as in ``experiments/results/solvability``).
 Draw 1: six proven lost (418 only since hop classes), six wins whose time changed the most either
@@ -27,9 +28,9 @@ from __future__ import annotations
 import argparse
 import time
 
-from solitaire_gym.engine.variants import MAX_DEAL
+from solitaire_gym.engine.variants import MAX_DEAL, REFLECHI
 from solitaire_gym.solver import kernels as K
-from solitaire_gym.solver import solve
+from solitaire_gym.solver import search, solve
 from solitaire_gym.solver.batch import parse_variant
 
 PROOFS = [964, 25, 343, 705, 804, 418]
@@ -51,9 +52,19 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--deals", nargs="+", type=int, help="deal numbers (default: see above)")
     ap.add_argument("--seconds", type=float, default=10.0, help="CPU seconds per search")
     ap.add_argument("--one-run", action="store_true", help="no restarts (and no side runs)")
+    ap.add_argument(
+        "--classes-after",
+        type=int,
+        help="draw 3: the node count after which the search as shipped takes classes "
+        f"(default {search._CLASSES_AFTER[(REFLECHI, 3)]})",
+    )
     args = ap.parse_args(argv)
     if not args.seconds > 0:
         ap.error("--seconds must be more than 0")
+    if args.classes_after is not None:
+        if args.variant != "TF1-D3N" or args.classes_after < 1:
+            ap.error("--classes-after is a number of nodes (1 or more), with --variant TF1-D3N")
+        search._CLASSES_AFTER[(REFLECHI, 3)] = args.classes_after
     default, modes = MODES[args.variant]
     deals = args.deals or default
     if any(not 0 <= d <= MAX_DEAL for d in deals):
