@@ -297,7 +297,8 @@ def _run(
     stays proven, so the search still ends when everything reachable is explored. With
     ``_FINAL_AFTER`` set (off by default), after that many nodes the next run is the last (after
     an uncut side run where ``_LAST_SIDE_RUN`` names one): it runs to the end of the budget, so
-    that a proof of loss is not cut short again and again."""
+    that a proof of loss is not cut short again and again. In Réfléchi draw 3 the runs of the
+    Luby sequence that start after ``_CLASSES_AFTER`` nodes take hop classes."""
     now = time.process_time if clock == "cpu" else time.perf_counter
     t0 = now()
     deadline = None if max_seconds is None else t0 + max_seconds
