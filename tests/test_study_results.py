@@ -58,10 +58,16 @@ def test_records_are_deals_one_to_n(tag):
         assert bool(rec["solution"]) == (rec["verdict"] == "solvable"), rec["code"]
 
 
+# The largest search of each verdict re-solved: at most this many nodes (a second or two). The
+# quick ones alone never reach a change that acts late in a search (draw 3's hop classes after
+# search._CLASSES_AFTER nodes).
+LARGE_NODES = 2**18
+
+
 def _sample(recs: list[dict]) -> list[dict]:
     """A few decided records of each verdict: the smallest searches, two near the median and the
     largest, among those that took under half a second (else the smallest search of that
-    verdict)."""
+    verdict); and the largest search of that verdict within ``LARGE_NODES`` nodes."""
     out = []
     for verdict in ("solvable", "unsolvable"):
         rs = sorted(
@@ -70,7 +76,9 @@ def _sample(recs: list[dict]) -> list[dict]:
         )
         quick = [r for r in rs if r["seconds"] < 0.5]
         mid = len(quick) // 2
-        out += quick[:3] + quick[mid : mid + 2] + quick[-1:] if quick else rs[:1]
+        part = quick[:3] + quick[mid : mid + 2] + quick[-1:] if quick else rs[:1]
+        large = [r for r in rs if r["nodes"] <= LARGE_NODES][-1:]
+        out += part + [r for r in large if r not in part]
     return out
 
 
