@@ -59,7 +59,7 @@ def test_records_are_deals_one_to_n(tag):
 
 
 # The largest search of each verdict re-solved: at most this many nodes (a second or two). The
-# quick ones alone never reach a change that acts late in a search (draw 3's hop classes after
+# quick ones alone need not reach a change that acts late in a search (draw 3's hop classes after
 # search._CLASSES_AFTER nodes).
 LARGE_NODES = 2**18
 
