@@ -19,8 +19,8 @@ leaves undecided that classes decide (3 won, 2 proven lost), five wins of the st
 do not find within 10 s, and two deals neither decides. The two searches of a deal
 run one after the other, so that they share the machine's load; the times are CPU seconds.
 Prints each deal's verdict, positions and seconds each way, how many deals each way decided,
-and the total time of each way with its ratio to the time without classes. A deal proven lost one way and won the
-other would be a solver bug: the benchmark then stops with an error.
+and the total time of each way with its ratio to the time without classes. A deal proven lost
+one way and won the other would be a solver bug: the benchmark then stops with an error.
 """
 
 from __future__ import annotations
