@@ -784,6 +784,60 @@ def test_two_take_backs_in_a_row(flags):
     assert _replays_to_win(TWO_TAKE_BACKS, r.solution)
 
 
+# Take-backs that need each other. In both positions 3C covers 2C over 4D and needs a red 4: only 4H,
+# under 5H on its foundation, which needs a black 5 to go onto. The other columns hold one suit
+# each, from the King down, so no card there can go home or take a card that matters. A search
+# that, after a take-back, tried only moves onto that card or the next take-back of its suit
+# would call both lost.
+#
+# CROSSED: the black 5 is 5S, on its own foundation. Take back 5H (onto 6C), then 5S (onto 6D),
+# then 4H onto 5S: the second take-back is of another suit.
+CROSSED = _position(
+    "TF1-D1N-AAAAAAB",
+    [
+        ["6S", "6H", "5C", "4C", "5D", "4D", "2C", "3C"],
+        ["KS", "QS", "JS", "TS", "9S", "8S", "7S"],
+        ["KH", "QH", "JH", "TH", "9H", "8H", "7H"],
+        ["KC", "QC", "JC", "TC", "9C", "8C", "7C", "6C"],
+        ["KD", "QD", "JD", "TD", "9D", "8D", "7D", "6D"],
+        [],
+        [],
+    ],
+    ["5S", "5H", "3D", "AC"],
+    stock=[],
+    waste=[],
+)
+# THROUGH_WASTE: the black 5 is 5C, on the waste. Take back 5H, play 5C onto 6D, then take back
+# 4H onto it. With draw 1 a waste card goes to a column only just before a card goes onto it
+# (kernels._lazy_waste), so here a waste move must follow the take-back.
+THROUGH_WASTE = _position(
+    "TF1-D1N-AAAAAAB",
+    [
+        ["6S", "6H", "5S", "4C", "5D", "4D", "2C", "3C"],
+        ["KS", "QS", "JS", "TS", "9S", "8S", "7S"],
+        ["KH", "QH", "JH", "TH", "9H", "8H", "7H"],
+        ["KC", "QC", "JC", "TC", "9C", "8C", "7C", "6C"],
+        ["KD", "QD", "JD", "TD", "9D", "8D", "7D", "6D"],
+        [],
+        [],
+    ],
+    ["4S", "5H", "3D", "AC"],
+    stock=[],
+    waste=["5C"],
+)
+
+
+@pytest.mark.parametrize("position", [CROSSED, THROUGH_WASTE], ids=["crossed", "through-waste"])
+@pytest.mark.parametrize("code", ["TF1-D1N-AAAAAAB", "TF1-D3N-AAAAAAB"])
+@pytest.mark.parametrize("flags", [0, REFERENCE])
+def test_take_backs_that_need_each_other(position, code, flags):
+    position = dict(position, code=code)
+    r = solve(position, max_seconds=20, _flags=flags, _restarts=flags != REFERENCE)
+    assert r.verdict == "solvable", r.summary()
+    assert sum(m.startswith("f") for m in r.solution) >= 2, r.solution  # 5H and 4H at least
+    assert _replays_to_win(position, r.solution)
+
+
 def test_side_runs_find_what_full_runs_miss():
     # TF1-D3N deal 540: undecided in 10 s (and 30 s) by full runs alone, won in about 210k nodes
     # with side runs (the search is deterministic in nodes).
