@@ -18,8 +18,8 @@ solvability study (``experiments/results/solvability``) proven lost in the most 
 
 ``--beam WIDTH`` (Vegas only): a beam search through the Game API (slow: a few thousand positions
 a second). From the deal, every legal move of every position in the beam; the ``WIDTH`` new
-positions that score best (cards home x 10, minus face-down cards x 6, minus waste cards x 2) form
-the next beam. It reports the most cards it had home, and a win if it finds one (checked by
+positions (not met before, by the solver's position key) that score best (cards home x 10, minus
+face-down cards x 6, minus waste cards x 2) form the next beam. It reports the most cards it had home, and a win if it finds one (checked by
 ``solver.certify``). It proves nothing: a measure of how far a search that looks only ahead gets.
 """
 
@@ -49,10 +49,15 @@ MODES = {  # name: flags (one run each)
 }
 
 
-def _key(g: Game) -> bytes:
-    s = g.state
-    parts = (s.tab, s.tab_len, s.tab_down, s.found, s.waste, s.waste_len, s.stock_len)
-    return b"".join(a[0].tobytes() for a in parts)
+_Z = K.zobrist_table()
+
+
+def _key(g: Game) -> tuple[int, int]:
+    """The solver's own key of the position (``kernels.position_key``: columns as a multiset,
+    the two piles of a suit as a pair), so that the beam counts a position once, as the solver
+    does."""
+    h1, h2 = K.position_key(g.state, g.cfg, _Z, K.R_NONE, -1, 0)
+    return int(h1), int(h2)
 
 
 def _score(g: Game) -> int:
