@@ -963,6 +963,17 @@ def test_side_runs_without_splits():
     assert r.verdict == "solvable"
 
 
+@pytest.mark.parametrize("code", ["TF1-D3N-AAAAAD7", "TF1-D3N-AAAAAOK"])
+def test_draw3_side_runs_without_splits_or_take_backs(monkeypatch, code):
+    # TF1-D3N deals 127 and 458: a side run with neither splits nor take-backs wins each within
+    # 10,000 nodes; with side runs that leave out the take-backs alone (as draw 3 had them), they
+    # are undecided after 100,000 nodes (and after 10 s of the study). Deterministic in nodes.
+    r = solve(code, max_nodes=10_000)
+    assert r.verdict == "solvable", r.summary()
+    monkeypatch.setitem(search._SIDE_RUNS, (REFLECHI, 3), ((K.FL_NO_TAKEBACK,), 0.1))
+    assert solve(code, max_nodes=100_000).verdict == "unknown"
+
+
 def test_cpu_clock():
     r = solve("SH1-C4-AAAAAJ2", max_seconds=5, clock="cpu")
     assert r.verdict == "solvable"
