@@ -1,6 +1,7 @@
 """Side-run mixes of the Réfléchi solver, compared deal by deal on a study's harder deals.
 
     python benchmarks/bench_side_runs.py experiments/results/solvability/TF1-D3N.jsonl
+    python benchmarks/bench_side_runs.py TF1-D3N.jsonl --mixes tb10 both10 tb+both10 tb+both20
     python benchmarks/bench_side_runs.py TF1-D3N.jsonl --mixes shipped tb10 --unknown-only
     python benchmarks/bench_side_runs.py TF1-D1N.jsonl --mixes shipped none --out d1.jsonl
 
@@ -36,6 +37,7 @@ TB, SPLIT = K.FL_NO_TAKEBACK, K.FL_NO_SPLIT
 MIXES: dict[str, tuple[tuple[int, ...], float]] = {
     "none": ((), 0.0),
     "tb10": ((TB,), 0.1),
+    "both10": ((SPLIT | TB,), 0.1),
     "tb+split10": ((TB, SPLIT), 0.1),
     "tb+split20": ((TB, SPLIT), 0.2),
     "tb+both10": ((TB, SPLIT | TB), 0.1),
@@ -62,7 +64,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("results", nargs="*", type=Path, help="study results files (.jsonl)")
     ap.add_argument("--codes", nargs="+", default=[], help="Réfléchi deal codes (besides)")
-    ap.add_argument("--mixes", nargs="+", default=["shipped", "tb+both10"])
+    ap.add_argument("--mixes", nargs="+", default=["shipped", "tb10"])
     ap.add_argument("--unknown-only", action="store_true", help="only the undecided deals")
     ap.add_argument("--seconds", type=float, default=10.0, help="budget of each search")
     ap.add_argument("--clock", choices=("wall", "cpu"), default="cpu")
