@@ -19,8 +19,9 @@ solvability study (``experiments/results/solvability``) proven lost in the most 
 ``--beam WIDTH`` (Vegas only): a beam search through the Game API (slow: a few thousand positions
 a second). From the deal, every legal move of every position in the beam; the ``WIDTH`` new
 positions (not met before, by the solver's position key) that score best (cards home x 10, minus
-face-down cards x 6, minus waste cards x 2) form the next beam. It reports the most cards it had home, and a win if it finds one (checked by
-``solver.certify``). It proves nothing: a measure of how far a search that looks only ahead gets.
+face-down cards x 6, minus waste cards x 2) form the next beam. It reports the most cards it had
+home, and a win if it finds one (checked by ``solver.certify``). It proves nothing: a measure of
+how far a search that looks only ahead gets.
 """
 
 from __future__ import annotations

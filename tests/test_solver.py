@@ -784,11 +784,11 @@ def test_two_take_backs_in_a_row(flags):
     assert _replays_to_win(TWO_TAKE_BACKS, r.solution)
 
 
-# Take-backs that need each other. In both positions 3C covers 2C over 4D and needs a red 4: only 4H,
-# under 5H on its foundation, which needs a black 5 to go onto. The other columns hold one suit
-# each, from the King down, so no card there can go home or take a card that matters. A search
-# that, after a take-back, tried only moves onto that card or the next take-back of its suit
-# would call both lost.
+# Take-backs that need each other. In both positions 3C covers 2C over 4D and needs a red 4:
+# only 4H, under 5H on its foundation, which needs a black 5 to go onto. The other columns hold
+# one suit each, from the King down, so no card there can go home or take a card that matters.
+# A search that, after a take-back, tried only moves onto that card or the next take-back of its
+# suit would call both lost.
 #
 # CROSSED: the black 5 is 5S, on its own foundation. Take back 5H (onto 6C), then 5S (onto 6D),
 # then 4H onto 5S: the second take-back is of another suit.
