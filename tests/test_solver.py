@@ -789,20 +789,17 @@ def test_two_take_backs_in_a_row(flags):
 # one suit each, from the King down, so no card there can go home or take a card that matters.
 # A search that, after a take-back, tried only moves onto that card or the next take-back of its
 # suit would call both lost.
-#
+ONE_SUIT = [
+    ["KS", "QS", "JS", "TS", "9S", "8S", "7S"],
+    ["KH", "QH", "JH", "TH", "9H", "8H", "7H"],
+    ["KC", "QC", "JC", "TC", "9C", "8C", "7C", "6C"],
+    ["KD", "QD", "JD", "TD", "9D", "8D", "7D", "6D"],
+]
 # CROSSED: the black 5 is 5S, on its own foundation. Take back 5H (onto 6C), then 5S (onto 6D),
 # then 4H onto 5S: the second take-back is of another suit.
 CROSSED = _position(
     "TF1-D1N-AAAAAAB",
-    [
-        ["6S", "6H", "5C", "4C", "5D", "4D", "2C", "3C"],
-        ["KS", "QS", "JS", "TS", "9S", "8S", "7S"],
-        ["KH", "QH", "JH", "TH", "9H", "8H", "7H"],
-        ["KC", "QC", "JC", "TC", "9C", "8C", "7C", "6C"],
-        ["KD", "QD", "JD", "TD", "9D", "8D", "7D", "6D"],
-        [],
-        [],
-    ],
+    [["6S", "6H", "5C", "4C", "5D", "4D", "2C", "3C"], *ONE_SUIT, [], []],
     ["5S", "5H", "3D", "AC"],
     stock=[],
     waste=[],
@@ -812,15 +809,7 @@ CROSSED = _position(
 # (kernels._lazy_waste), so here a waste move must follow the take-back.
 THROUGH_WASTE = _position(
     "TF1-D1N-AAAAAAB",
-    [
-        ["6S", "6H", "5S", "4C", "5D", "4D", "2C", "3C"],
-        ["KS", "QS", "JS", "TS", "9S", "8S", "7S"],
-        ["KH", "QH", "JH", "TH", "9H", "8H", "7H"],
-        ["KC", "QC", "JC", "TC", "9C", "8C", "7C", "6C"],
-        ["KD", "QD", "JD", "TD", "9D", "8D", "7D", "6D"],
-        [],
-        [],
-    ],
+    [["6S", "6H", "5S", "4C", "5D", "4D", "2C", "3C"], *ONE_SUIT, [], []],
     ["4S", "5H", "3D", "AC"],
     stock=[],
     waste=["5C"],
