@@ -64,7 +64,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("results", nargs="*", type=Path, help="study results files (.jsonl)")
     ap.add_argument("--codes", nargs="+", default=[], help="Réfléchi deal codes (besides)")
-    ap.add_argument("--mixes", nargs="+", default=["shipped", "tb10"])
+    ap.add_argument("--mixes", nargs="+", default=["shipped", "both10"])
     ap.add_argument("--unknown-only", action="store_true", help="only the undecided deals")
     ap.add_argument("--seconds", type=float, default=10.0, help="budget of each search")
     ap.add_argument("--clock", choices=("wall", "cpu"), default="cpu")
