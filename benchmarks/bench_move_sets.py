@@ -32,7 +32,7 @@ import time
 
 from solitaire_gym import Game
 from solitaire_gym.engine.variants import MAX_DEAL
-from solitaire_gym.solver import certify, solve
+from solitaire_gym.solver import certify, search, solve
 from solitaire_gym.solver import kernels as K
 from solitaire_gym.solver.batch import parse_variant
 
@@ -50,14 +50,11 @@ MODES = {  # name: flags (one run each)
 }
 
 
-_Z = K.zobrist_table()
-
-
 def _key(g: Game) -> tuple[int, int]:
-    """The solver's own key of the position (``kernels.position_key``: columns as a multiset,
-    the two piles of a suit as a pair), so that the beam counts a position once, as the solver
-    does."""
-    h1, h2 = K.position_key(g.state, g.cfg, _Z, K.R_NONE, -1, 0)
+    """The solver's own key of the position (``kernels.position_key`` with the solver's table:
+    columns as a multiset, the two piles of a suit as a pair), so that the beam counts a position
+    once, as the solver does."""
+    h1, h2 = K.position_key(g.state, g.cfg, search._zobrist(), K.R_NONE, -1, 0)
     return int(h1), int(h2)
 
 
