@@ -37,12 +37,16 @@ TB, SPLIT = K.FL_NO_TAKEBACK, K.FL_NO_SPLIT
 MIXES: dict[str, tuple[tuple[int, ...], float]] = {
     "none": ((), 0.0),
     "tb10": ((TB,), 0.1),
+    "both05": ((SPLIT | TB,), 0.05),
     "both10": ((SPLIT | TB,), 0.1),
+    "both20": ((SPLIT | TB,), 0.2),
     "tb+split10": ((TB, SPLIT), 0.1),
     "tb+split20": ((TB, SPLIT), 0.2),
     "tb+both10": ((TB, SPLIT | TB), 0.1),
     "tb+both20": ((TB, SPLIT | TB), 0.2),
     "split50": ((SPLIT, SPLIT | TB), 0.5),
+    "split+both30": ((SPLIT, SPLIT | TB), 0.3),
+    "both50": ((SPLIT | TB,), 0.5),
 }
 
 
@@ -64,7 +68,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("results", nargs="*", type=Path, help="study results files (.jsonl)")
     ap.add_argument("--codes", nargs="+", default=[], help="Réfléchi deal codes (besides)")
-    ap.add_argument("--mixes", nargs="+", default=["shipped", "both10"])
+    ap.add_argument("--mixes", nargs="+", default=["shipped", "tb10"])
     ap.add_argument("--unknown-only", action="store_true", help="only the undecided deals")
     ap.add_argument("--seconds", type=float, default=10.0, help="budget of each search")
     ap.add_argument("--clock", choices=("wall", "cpu"), default="cpu")

@@ -158,8 +158,9 @@ GAINED = [
     ("TF1-D1N-AAAAADI", None),
     ("TF1-D3N-AAAAA6T", None),
     ("TF1-D3N-AAAAANY", None),
+    ("TF1-D3N-AAAAAHF", None),
     ("TF1-D1N-AAAAACC", 150_000),
-    ("TF1-D3N-AAAAAHF", 150_000),
+    ("TF1-D3N-AAAAAFH", 150_000),
 ]
 
 
@@ -381,7 +382,7 @@ def test_late_hop_classes_keep_verdicts(monkeypatch):
 
 
 @pytest.mark.parametrize(
-    ("code", "nodes"), [("TF1-D3N-AAAAAED", 44_759), ("TF1-D3N-AAAAAQG", 212_656)]
+    ("code", "nodes"), [("TF1-D3N-AAAAAED", 44_747), ("TF1-D3N-AAAAAQG", 216_715)]
 )
 def test_late_hop_classes_switch_on_at_their_node_count(code, nodes):
     """Two draw-3 proofs of loss in several runs (``nodes`` without classes): the search is the
@@ -951,6 +952,17 @@ def test_side_runs_without_splits():
     # built sequence between columns wins it within a few thousand nodes (deterministic in nodes).
     r = solve("TF1-D1N-AAAAAEL", max_seconds=60, max_nodes=300_000)
     assert r.verdict == "solvable"
+
+
+@pytest.mark.parametrize("code", ["TF1-D3N-AAAAAD7", "TF1-D3N-AAAAAOK"])
+def test_draw3_side_runs_without_splits_or_take_backs(monkeypatch, code):
+    # TF1-D3N deals 127 and 458: a side run with neither splits nor take-backs wins each within
+    # 10,000 nodes; with side runs that leave out the take-backs alone (as draw 3 had them), they
+    # are undecided after 100,000 nodes (and after 10 s of the study). Deterministic in nodes.
+    r = solve(code, max_nodes=10_000)
+    assert r.verdict == "solvable", r.summary()
+    monkeypatch.setitem(search._SIDE_RUNS, (REFLECHI, 3), ((K.FL_NO_TAKEBACK,), 0.1))
+    assert solve(code, max_nodes=100_000).verdict == "unknown"
 
 
 def test_cpu_clock():
