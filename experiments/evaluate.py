@@ -7,6 +7,8 @@
         --verdicts runs/baselines/verdicts.json --out runs/ppo_sh
     python experiments/evaluate.py --policies "" --include runs/baselines --include runs/ppo_sh \\
         --out runs/all          # one table and plot from earlier runs (same deals)
+    python experiments/evaluate.py --policies "" --include runs/all --replace runs/tf_d3n \\
+        --out runs/all          # runs/tf_d3n's games in place of the same variant and policy's
     python experiments/evaluate.py --policies random,greedy,solver --deals 100000 --ray auto \\
         --out runs/big          # the deals in ranges on a Ray cluster: the same results
 
@@ -92,10 +94,15 @@ def _rows_to_results(rows: list[dict]) -> list[EpisodeResult]:
     return out
 
 
-def _read_verdicts(path: Path, verdicts: dict, budget: dict) -> None:
-    """Add the verdicts of a ``verdicts.json`` to ``verdicts`` and its solver budget to
-    ``budget`` (all verdicts one file records come from one budget, so merged ones must too)."""
+def _read_verdicts(path: Path, verdicts: dict, budget: dict, tags=None) -> None:
+    """Add the verdicts of a ``verdicts.json`` (of the variants ``tags``, default all) to
+    ``verdicts`` and its solver budget to ``budget`` (all verdicts one file records come from one
+    budget, so merged ones must too)."""
     raw = json.loads(path.read_text())
+    if tags is not None:
+        raw["verdicts"] = {t: v for t, v in raw["verdicts"].items() if t in tags}
+        if not raw["verdicts"]:
+            return
     if budget and budget != raw["solver_budget"]:
         raise SystemExit(f"evaluate.py: {path} was made with the solver budget "
                          f"{raw['solver_budget']}, other verdicts of this run with {budget}: "
@@ -105,32 +112,74 @@ def _read_verdicts(path: Path, verdicts: dict, budget: dict) -> None:
         verdicts[t] = {int(k): v for k, v in vs.items()}
 
 
-def _load_included(paths: list[str], deals: list[int]):
+def _load_included(paths: list[str], deals: list[int], replace: list[str] = ()):
     """Episodes, extra summary fields, verdicts and their solver budget of earlier runs
-    (``--include``). Each included summary names the command that played its games
-    (``played_by``)."""
-    episodes: list[dict] = []
+    (``--include``), with the games of ``--replace`` folders put in the place of the included
+    games of the same variant and policy. Each included summary names the command that played
+    its games (``played_by``). Also returns, for each replaced variant and policy, the folder
+    whose games (and trace files) replaced them."""
+    by_key: dict[tuple[str, str], list[dict]] = {}
+    came_from: dict[tuple[str, str], Path] = {}
+    replaced: dict[tuple[str, str], Path] = {}
     extras: dict[tuple[str, str], dict] = {}
     verdicts: dict[str, dict[int, str]] = {}
     budget: dict = {}
-    for d in paths:
-        d = Path(d)
+    for d, replacing in [(Path(d), False) for d in paths] + [(Path(d), True) for d in replace]:
+        flag = "--replace" if replacing else "--include"
+        if not (d / "results.json").is_file() or not (d / "episodes.csv").is_file():
+            raise SystemExit(f"evaluate.py: {flag} {d}: not an output folder of evaluate.py "
+                             "(no results.json and episodes.csv)")  # fmt: skip
         res = json.loads((d / "results.json").read_text())
         got = res["deals"]
         if got["count"] and (got["first"], got["count"]) != (deals[0], len(deals)):
             raise SystemExit(f"evaluate.py: {d} played deals {got['first']} … (count "
                              f"{got['count']}), not the {len(deals)} from {deals[0]} asked for")  # fmt: skip
         with (d / "episodes.csv").open() as f:
-            episodes += list(csv.DictReader(f))
+            rows: dict[tuple[str, str], list[dict]] = {}
+            for r in csv.DictReader(f):
+                rows.setdefault((r["variant"], r["policy"]), []).append(r)
+        for key, games in rows.items():
+            if replacing and key not in by_key:
+                raise SystemExit(f"evaluate.py: --replace {d} holds games of {key[0]} "
+                                 f"{key[1]}, which no --include folder has: include them "
+                                 "instead")  # fmt: skip
+            if not replacing and key in by_key:
+                raise SystemExit(f"evaluate.py: --include {d} and {came_from[key]} both hold "
+                                 f"games of {key[0]} {key[1]}: include one, and pass the newer "
+                                 "one with --replace to put its games in their place")  # fmt: skip
+            by_key[key] = games  # a replaced key keeps its place in the files
+            came_from[key] = d
+            if replacing:
+                replaced[key] = d
         for tag, by_policy in res["summaries"].items():
             for name, s in by_policy.items():
                 keep = ("seconds", "checkpoint", "trained_on", "solver_budget", "verdicts")
                 extras[(tag, name)] = {k: s[k] for k in keep if k in s}
                 # the command that played these games (a merge carries it on from its own runs)
                 extras[(tag, name)]["played_by"] = s.get("played_by", res["command"])
-        if (d / "verdicts.json").exists():
-            _read_verdicts(d / "verdicts.json", verdicts, budget)
-    return episodes, extras, verdicts, budget
+        if (d / "verdicts.json").exists():  # a --replace folder: of the solver games it replaces
+            solved = {t for t, name in rows if name == "solver"} if replacing else None
+            _read_verdicts(d / "verdicts.json", verdicts, budget, solved)
+    episodes = [r for games in by_key.values() for r in games]
+    return episodes, extras, verdicts, budget, replaced
+
+
+def _replace_traces(out: Path, episodes: list[dict], replaced: dict) -> None:
+    """For each variant and policy whose games a ``--replace`` folder supplied: remove the trace
+    files ``out`` holds of those games and copy in the ones the folder has."""
+    import shutil
+
+    for (tag, name), src in replaced.items():
+        codes = [e["code"] for e in episodes if (e["variant"], e["policy"]) == (tag, name)]
+        for code in codes:
+            file = f"{name}-{code}.json"
+            new, old = src / "traces" / tag / file, out / "traces" / tag / file
+            if new.resolve() == old.resolve():
+                continue
+            old.unlink(missing_ok=True)
+            if new.exists():
+                old.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(new, old)
 
 
 def _verdict(known: dict, r) -> str:
@@ -229,7 +278,9 @@ def evaluate(args) -> dict:
         except (CheckpointError, CheckpointMismatch) as e:
             raise SystemExit(f"evaluate.py: {e}") from None
     deals = eval_deals(args.deals, args.first_deal)
-    episodes, extras, verdicts, budget = _load_included(args.include or [], deals)
+    episodes, extras, verdicts, budget, replaced = _load_included(
+        args.include or [], deals, args.replace or []
+    )
     if args.verdicts:  # they replace the included folders' verdicts
         verdicts, budget = {}, {}
         _read_verdicts(Path(args.verdicts), verdicts, budget)
@@ -249,6 +300,7 @@ def evaluate(args) -> dict:
         except ImportError:
             print("evaluate.py: solitaire_gym.traces is not available: no traces written",
                   file=sys.stderr)  # fmt: skip
+    _replace_traces(out, episodes, replaced)
     solver_cache: dict = {}
     started = time.time()
 
@@ -530,7 +582,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--include", action="append", metavar="DIR",
                    help="merge the games of an earlier run's output folder (same deals) into "
-                        "the table and plots (repeatable)")  # fmt: skip
+                        "the table and plots (repeatable; two folders may not hold games "
+                        "of the same variant and policy)")  # fmt: skip
+    p.add_argument("--replace", action="append", metavar="DIR",
+                   help="an earlier run's output folder whose games (verdicts, trace files) "
+                        "take the place of the --include folders' games of the same variant "
+                        "and policy, e.g. one variant rerun (repeatable)")  # fmt: skip
     p.add_argument(
         "--deterministic",
         action="store_true",

@@ -240,6 +240,62 @@ def test_evaluate_keeps_the_solver_budget_with_its_verdicts(tmp_path):
     assert not (tmp_path / "mixed").exists()
 
 
+def test_evaluate_replaces_one_variants_games(tmp_path):
+    """``--replace`` puts a rerun's games (its summary, command and trace files) in the place of
+    the included games of the same variant and policy and keeps everything else; two included
+    folders with the same games, or a replacement for games nobody included, stop the run before
+    it writes anything."""
+    evaluate = experiment("evaluate")
+    common = ["--deals", "3", "--solver-nodes", "300", "--solver-seconds", "5", "--no-plots"]
+    full, rerun = tmp_path / "full", tmp_path / "rerun"
+    evaluate.main(["--policies", "random,solver", "--variants", "SH1-C4,TF1-D1N", "--traces", "1",
+                   *common, "--out", str(full)])  # fmt: skip
+    evaluate.main(["--policies", "random", "--variants", "TF1-D1N", "--seed", "1", "--traces",
+                   "1", *common, "--out", str(rerun)])  # fmt: skip
+
+    def read(folder):
+        with (folder / "episodes.csv").open() as f:
+            rows = list(csv.DictReader(f))
+        return rows, json.loads((folder / "results.json").read_text())
+
+    before, before_res = read(full)
+    new, new_res = read(rerun)
+    key = ("TF1-D1N", "random")
+    assert [r for r in before if (r["variant"], r["policy"]) == key] != new  # seeds differ
+    trace = full / "traces" / "TF1-D1N" / f"random-{new[0]['code']}.json"
+    assert trace.read_bytes() != (rerun / trace.relative_to(full)).read_bytes()
+    snapshot = {p: p.read_bytes() for p in full.rglob("*") if p.is_file()}
+    with pytest.raises(SystemExit, match="--replace"):
+        evaluate.main(["--policies", "", "--include", str(full), "--include", str(rerun),
+                       *common, "--out", str(full)])  # fmt: skip
+    with pytest.raises(SystemExit, match="no --include folder has"):
+        evaluate.main(["--policies", "", "--include", str(rerun), "--replace", str(full),
+                       *common, "--out", str(full)])  # fmt: skip
+    assert {p: p.read_bytes() for p in full.rglob("*") if p.is_file()} == snapshot
+
+    evaluate.main(["--policies", "", "--include", str(full), "--replace", str(rerun), *common,
+                   "--out", str(full)])  # fmt: skip
+    after, after_res = read(full)
+    place = [i for i, r in enumerate(before) if (r["variant"], r["policy"]) == key]
+    assert (
+        after[: place[0]] == before[: place[0]]
+        and after[place[-1] + 1 :] == before[place[-1] + 1 :]
+    )
+    assert after[place[0] : place[-1] + 1] == new  # in the place of the old games
+    summaries, played = after_res["summaries"], before_res["command"]
+    assert summaries["TF1-D1N"]["random"]["played_by"] == new_res["command"]
+    assert (
+        summaries["TF1-D1N"]["random"]["wins"] == new_res["summaries"]["TF1-D1N"]["random"]["wins"]
+    )
+    for tag, name in [("SH1-C4", "random"), ("SH1-C4", "solver"), ("TF1-D1N", "solver")]:
+        assert summaries[tag][name]["played_by"] == played
+        assert summaries[tag][name]["wins"] == before_res["summaries"][tag][name]["wins"]
+    assert trace.read_bytes() == (rerun / trace.relative_to(full)).read_bytes()
+    assert json.loads((full / "verdicts.json").read_text()) == json.loads(
+        snapshot[full / "verdicts.json"]
+    )
+
+
 # ---- configs ------------------------------------------------------------------------------------
 def test_shipped_configs_load():
     from agents.imitation import load_imitation_config
