@@ -164,6 +164,11 @@ def _load_included(paths: list[str], deals: list[int], replace: list[str] = ()):
     return episodes, extras, verdicts, budget, replaced
 
 
+def _trace_path(folder: Path, tag: str, name: str, code: str) -> Path:
+    """Where an output folder keeps the trace file of policy ``name``'s game of deal ``code``."""
+    return folder / "traces" / tag / f"{name}-{code}.json"
+
+
 def _replace_traces(out: Path, episodes: list[dict], replaced: dict) -> None:
     """For each variant and policy whose games a ``--replace`` folder supplied: remove the trace
     files ``out`` holds of those games and copy in the ones the folder has."""
@@ -172,8 +177,7 @@ def _replace_traces(out: Path, episodes: list[dict], replaced: dict) -> None:
     for (tag, name), src in replaced.items():
         codes = [e["code"] for e in episodes if (e["variant"], e["policy"]) == (tag, name)]
         for code in codes:
-            file = f"{name}-{code}.json"
-            new, old = src / "traces" / tag / file, out / "traces" / tag / file
+            new, old = _trace_path(src, tag, name, code), _trace_path(out, tag, name, code)
             if new.resolve() == old.resolve():
                 continue
             old.unlink(missing_ok=True)
@@ -390,7 +394,7 @@ def evaluate(args) -> dict:
             write_outputs()
             for r in results:
                 if have_traces and r.trace is not None and (r.trace or kind != "solver"):
-                    save_trace(out / "traces" / tag / f"{name}-{r.code}.json", r.code, r.trace,
+                    save_trace(_trace_path(out, tag, name, r.code), r.code, r.trace,
                                agent=name, scores=r.scores)  # fmt: skip
     result = write_outputs()
     summaries = result["summaries"]
