@@ -94,11 +94,29 @@ def _rows_to_results(rows: list[dict]) -> list[EpisodeResult]:
     return out
 
 
+def _read_json(path: Path, fields: tuple[str, ...]) -> dict:
+    """A JSON record that evaluate.py wrote, read in with the fields it must have: a file that is
+    missing, is not JSON or lacks one of them stops the run with an error that names it."""
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise SystemExit(f"evaluate.py: {path}: no such file") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise SystemExit(
+            f"evaluate.py: {path} is not a JSON file evaluate.py wrote ({e})"
+        ) from None
+    missing = [k for k in fields if k not in raw] if isinstance(raw, dict) else list(fields)
+    if missing:
+        raise SystemExit(f"evaluate.py: {path} is not a record evaluate.py wrote (it has no "
+                         f"{', '.join(repr(k) for k in missing)})")  # fmt: skip
+    return raw
+
+
 def _read_verdicts(path: Path, verdicts: dict, budget: dict, tags=None) -> None:
     """Add the verdicts of a ``verdicts.json`` (of the variants ``tags``, default all) to
     ``verdicts`` and its solver budget to ``budget`` (all verdicts one file records come from one
     budget, so merged ones must too)."""
-    raw = json.loads(path.read_text())
+    raw = _read_json(path, ("solver_budget", "verdicts"))
     if tags is not None:
         raw["verdicts"] = {t: v for t, v in raw["verdicts"].items() if t in tags}
         if not raw["verdicts"]:
@@ -129,7 +147,7 @@ def _load_included(paths: list[str], deals: list[int], replace: list[str] = ()):
         if not (d / "results.json").is_file() or not (d / "episodes.csv").is_file():
             raise SystemExit(f"evaluate.py: {flag} {d}: not an output folder of evaluate.py "
                              "(no results.json and episodes.csv)")  # fmt: skip
-        res = json.loads((d / "results.json").read_text())
+        res = _read_json(d / "results.json", ("deals", "summaries", "command"))
         got = res["deals"]
         if got["count"] and (got["first"], got["count"]) != (deals[0], len(deals)):
             raise SystemExit(f"evaluate.py: {d} played deals {got['first']} … (count "

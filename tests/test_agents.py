@@ -296,6 +296,31 @@ def test_evaluate_replaces_one_variants_games(tmp_path):
     )
 
 
+def test_evaluate_refuses_records_it_did_not_write(tmp_path):
+    """A ``results.json`` or ``verdicts.json`` that is not JSON, or lacks a field evaluate.py
+    writes, stops the run with an error naming the file, before anything is written."""
+    evaluate = experiment("evaluate")
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    (bad / "episodes.csv").write_text("variant,policy\n")
+    out = tmp_path / "out"
+    for text, match in [("{not json", "not a JSON file"), ("[1, 2]", "has no 'deals'"),
+                        ('{"deals": {}}', "has no 'summaries', 'command'")]:  # fmt: skip
+        (bad / "results.json").write_text(text)
+        with pytest.raises(SystemExit, match=match) as e:
+            evaluate.main(["--policies", "", "--include", str(bad), "--deals", "3",
+                           "--out", str(out)])  # fmt: skip
+        assert str(bad / "results.json") in str(e.value)
+    (tmp_path / "verdicts.json").write_bytes(b"\xff\xfe")
+    with pytest.raises(SystemExit, match=r"verdicts\.json is not a JSON file"):
+        evaluate.main(["--policies", "", "--verdicts", str(tmp_path / "verdicts.json"),
+                       "--deals", "3", "--out", str(out)])  # fmt: skip
+    with pytest.raises(SystemExit, match="no such file"):
+        evaluate.main(["--policies", "", "--verdicts", str(tmp_path / "none.json"),
+                       "--deals", "3", "--out", str(out)])  # fmt: skip
+    assert not out.exists()
+
+
 # ---- configs ------------------------------------------------------------------------------------
 def test_shipped_configs_load():
     from agents.imitation import load_imitation_config
