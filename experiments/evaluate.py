@@ -56,6 +56,7 @@ from agents.named import POLICY_NAMES, make_agent
 from agents.play import VARIANTS, EpisodeResult, eval_deals, play_chunk, play_deals
 from agents.stats import summarize
 from solitaire_gym.distributed import add_ray_argument
+from solitaire_gym.errors import shown
 
 BATCH = 256
 """Games played together (``play_deals``' batch size); Ray tasks are cut at multiples of it, so
@@ -101,9 +102,10 @@ def _read_json(path: Path, fields: tuple[str, ...]) -> dict:
         raw = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise SystemExit(f"evaluate.py: {path}: no such file") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+    # ValueError: JSONDecodeError, and integers longer than Python reads (as traces.py reads)
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError) as e:
         raise SystemExit(
-            f"evaluate.py: {path} is not a JSON file evaluate.py wrote ({e})"
+            f"evaluate.py: {path} is not a JSON file evaluate.py wrote ({shown(str(e), 200)})"
         ) from None
     missing = [k for k in fields if k not in raw] if isinstance(raw, dict) else list(fields)
     if missing:

@@ -305,7 +305,9 @@ def test_evaluate_refuses_records_it_did_not_write(tmp_path):
     (bad / "episodes.csv").write_text("variant,policy\n")
     out = tmp_path / "out"
     for text, match in [("{not json", "not a JSON file"), ("[1, 2]", "has no 'deals'"),
-                        ('{"deals": {}}', "has no 'summaries', 'command'")]:  # fmt: skip
+                        ('{"deals": {}}', "has no 'summaries', 'command'"),
+                        ("[" * 100_000, "not a JSON file"),
+                        ('{"deals": ' + "9" * 5000 + "}", "not a JSON file")]:  # fmt: skip
         (bad / "results.json").write_text(text)
         with pytest.raises(SystemExit, match=match) as e:
             evaluate.main(["--policies", "", "--include", str(bad), "--deals", "3",
