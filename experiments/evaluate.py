@@ -57,12 +57,16 @@ from agents.play import VARIANTS, EpisodeResult, eval_deals, play_chunk, play_de
 from agents.stats import summarize
 from solitaire_gym.distributed import add_ray_argument
 from solitaire_gym.errors import shown
+from solitaire_gym.solver import VERDICTS
 
 BATCH = 256
 """Games played together (``play_deals``' batch size); Ray tasks are cut at multiples of it, so
 that a sampling policy, whose generator restarts with every batch, plays the same games."""
 
 POLICY_ORDER = ("random", "greedy", "learned", "ppo", "solver")
+
+EPISODE_FIELDS = ("variant", "policy", *EpisodeResult("", 0, False, 0, 0, 0, "", 0).to_dict())
+"""The columns of ``episodes.csv``: the variant, the policy and an ``EpisodeResult``."""
 
 
 def _ppo_specs(items: list[str]) -> list[tuple[str | None, str, Path]]:
@@ -111,7 +115,70 @@ def _read_json(path: Path, fields: tuple[str, ...]) -> dict:
     if missing:
         raise SystemExit(f"evaluate.py: {path} is not a record evaluate.py wrote (it has no "
                          f"{', '.join(repr(k) for k in missing)})")  # fmt: skip
+    wrong = _misshapen(raw)
+    if wrong:
+        raise SystemExit(f"evaluate.py: {path} is not a record evaluate.py wrote ({wrong})")
     return raw
+
+
+def _is_int(x) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool)
+
+
+def _misshapen(raw: dict) -> str:
+    """What is wrong with the fields of a ``results.json`` or ``verdicts.json`` that the rest of
+    evaluate.py reads (the shapes ``write_outputs`` writes), or "" if nothing."""
+    if "deals" in raw:
+        d = raw["deals"]
+        if not (isinstance(d, dict) and _is_int(d.get("count")) and d["count"] >= 0
+                and (_is_int(d.get("first")) or (d.get("first") is None and not d["count"]))):  # fmt: skip
+            return "'deals' is not {'first': deal, 'count': n}"
+    if "command" in raw and not isinstance(raw["command"], str):
+        return "'command' is not a string"
+    if "summaries" in raw:
+        sm = raw["summaries"]
+        if not (isinstance(sm, dict) and all(
+                isinstance(by, dict) and all(isinstance(s, dict) for s in by.values())
+                for by in sm.values())):  # fmt: skip
+            return "'summaries' is not {variant: {policy: summary}}"
+    if "solver_budget" in raw and not isinstance(raw["solver_budget"], dict):
+        return "'solver_budget' is not an object"
+    if "verdicts" in raw:
+        vs = raw["verdicts"]
+        if not (isinstance(vs, dict) and all(
+                isinstance(by, dict) and all(
+                    k.isascii() and k.isdigit() and len(k) < 20 and v in VERDICTS
+                    for k, v in by.items()) for by in vs.values())):  # fmt: skip
+            return f"'verdicts' is not {{variant: {{deal: one of {', '.join(VERDICTS)}}}}}"
+    return ""
+
+
+def _read_episodes(path: Path) -> dict[tuple[str, str], list[dict]]:
+    """The rows of an ``episodes.csv`` that evaluate.py wrote, by variant and policy; a file
+    without its columns, or with a value that is not what it wrote, stops the run with an error
+    that names the file and the line."""
+    rows: dict[tuple[str, str], list[dict]] = {}
+    try:
+        with path.open(encoding="utf-8", newline="") as f:
+            reader = csv.DictReader(f)
+            missing = [k for k in EPISODE_FIELDS if k not in (reader.fieldnames or [])]
+            if missing:
+                raise SystemExit(f"evaluate.py: {path} is not a table evaluate.py wrote (no "
+                                 f"column {', '.join(missing)})")  # fmt: skip
+            for r in reader:
+                try:
+                    _rows_to_results([r])
+                    ok = r["won"] in ("True", "False") and r["variant"] in VARIANTS
+                except (ValueError, TypeError):
+                    ok = False
+                if not ok or not r["policy"]:
+                    raise SystemExit(f"evaluate.py: {path}, line {reader.line_num}: not a row "
+                                     "evaluate.py wrote")  # fmt: skip
+                rows.setdefault((r["variant"], r["policy"]), []).append(r)
+    except (OSError, UnicodeDecodeError, csv.Error) as e:
+        raise SystemExit(f"evaluate.py: {path} is not a table evaluate.py wrote "
+                         f"({shown(str(e), 200)})") from None  # fmt: skip
+    return rows
 
 
 def _read_verdicts(path: Path, verdicts: dict, budget: dict, tags=None) -> None:
@@ -154,10 +221,7 @@ def _load_included(paths: list[str], deals: list[int], replace: list[str] = ()):
         if got["count"] and (got["first"], got["count"]) != (deals[0], len(deals)):
             raise SystemExit(f"evaluate.py: {d} played deals {got['first']} … (count "
                              f"{got['count']}), not the {len(deals)} from {deals[0]} asked for")  # fmt: skip
-        with (d / "episodes.csv").open() as f:
-            rows: dict[tuple[str, str], list[dict]] = {}
-            for r in csv.DictReader(f):
-                rows.setdefault((r["variant"], r["policy"]), []).append(r)
+        rows = _read_episodes(d / "episodes.csv")
         for key, games in rows.items():
             if replacing and key not in by_key:
                 raise SystemExit(f"evaluate.py: --replace {d} holds games of {key[0]} "
@@ -182,6 +246,16 @@ def _load_included(paths: list[str], deals: list[int], replace: list[str] = ()):
             _read_verdicts(d / "verdicts.json", verdicts, budget, solved)
     episodes = [r for games in by_key.values() for r in games]
     return episodes, extras, verdicts, budget, replaced
+
+
+def _put_in_place(episodes: list[dict], key: tuple[str, str], new: list[dict]) -> list[dict]:
+    """``episodes`` with the games of ``key`` (variant, policy) replaced by ``new``, where the
+    old ones were (as ``--replace`` does), or at the end if there were none."""
+    at = next((i for i, e in enumerate(episodes) if (e["variant"], e["policy"]) == key), None)
+    rest = [e for e in episodes if (e["variant"], e["policy"]) != key]
+    if at is None:
+        return rest + new
+    return rest[:at] + new + rest[at:]
 
 
 def _trace_path(folder: Path, tag: str, name: str, code: str) -> Path:
@@ -405,10 +479,10 @@ def evaluate(args) -> dict:
                 budget.update(solver_budget)
                 verdicts[tag] = {r.deal: _verdict(known, r) for r in results}
                 extra["verdicts"] = {v: sum(x == v for x in verdicts[tag].values())
-                                     for v in ("solvable", "unsolvable", "unknown")}  # fmt: skip
+                                     for v in VERDICTS}  # fmt: skip
             extras[(tag, name)] = extra
-            episodes = [e for e in episodes if (e["variant"], e["policy"]) != (tag, name)]
-            episodes += [{"variant": tag, "policy": name, **r.to_dict()} for r in results]
+            new = [{"variant": tag, "policy": name, **r.to_dict()} for r in results]
+            episodes = _put_in_place(episodes, (tag, name), new)
             solvable = {d: v == "solvable" for d, v in verdicts.get(tag, {}).items()} or None
             print(_line(tag, name, summarize(results, solvable) | extra), flush=True)
             write_outputs()

@@ -28,6 +28,7 @@ from pathlib import Path
 
 from solitaire_gym.distributed import add_ray_argument
 from solitaire_gym.envs.core import EVAL_SPLIT_END
+from solitaire_gym.solver import VERDICTS
 from solitaire_gym.solver.batch import parse_variant, read_results, solve_many
 
 RESULTS = Path(__file__).parent / "results" / "solvability"
@@ -99,7 +100,7 @@ def table(rows: list[tuple[str, float, list[dict]]], n_deals: int) -> str:
     ]
     for tag, budget, recs in rows:
         n = len(recs)
-        k = {v: sum(r["verdict"] == v for r in recs) for v in ("solvable", "unsolvable", "unknown")}
+        k = {v: sum(r["verdict"] == v for r in recs) for v in VERDICTS}
         lo, hi = wilson(k["solvable"], n)
         times = [r["seconds"] for r in recs]
         frac = f"{k['solvable'] / n:.3f} ({lo:.3f}–{hi:.3f})" if n else "–"
@@ -219,10 +220,7 @@ def main(argv: list[str] | None = None) -> int:
     (args.out_dir / "table.md").write_text(text, encoding="utf-8")
     print(text)
     summary = {
-        tag: {
-            v: sum(r["verdict"] == v for r in recs) for v in ("solvable", "unsolvable", "unknown")
-        }
-        for tag, _, recs in rows
+        tag: {v: sum(r["verdict"] == v for r in recs) for v in VERDICTS} for tag, _, recs in rows
     }
     (args.out_dir / "summary.json").write_text(json.dumps(summary, indent=1), encoding="utf-8")
     return 0

@@ -294,6 +294,14 @@ def test_evaluate_replaces_one_variants_games(tmp_path):
     assert json.loads((full / "verdicts.json").read_text()) == json.loads(
         snapshot[full / "verdicts.json"]
     )
+    # playing a policy again over an included folder also puts its games in their old place
+    evaluate.main(["--policies", "random", "--variants", "TF1-D1N", "--seed", "2", "--include",
+                   str(full), "--traces", "0", *common, "--out", str(full)])  # fmt: skip
+    again, _ = read(full)
+    assert [(r["variant"], r["policy"]) for r in again] == [
+        (r["variant"], r["policy"]) for r in before
+    ]
+    assert again[: place[0]] == before[: place[0]]
 
 
 def test_evaluate_refuses_records_it_did_not_write(tmp_path):
@@ -320,6 +328,37 @@ def test_evaluate_refuses_records_it_did_not_write(tmp_path):
     with pytest.raises(SystemExit, match="no such file"):
         evaluate.main(["--policies", "", "--verdicts", str(tmp_path / "none.json"),
                        "--deals", "3", "--out", str(out)])  # fmt: skip
+    # the fields are there, but not as evaluate.py writes them
+    good = {"deals": {"first": 0, "count": 3}, "summaries": {}, "command": "x"}
+    for change, match in [({"deals": {"first": 0}}, "'deals' is not"),
+                          ({"deals": {"first": "0", "count": 3}}, "'deals' is not"),
+                          ({"summaries": {"SH1-C4": [1]}}, "'summaries' is not"),
+                          ({"command": 3}, "'command' is not")]:  # fmt: skip
+        (bad / "results.json").write_text(json.dumps(good | change))
+        with pytest.raises(SystemExit, match=match):
+            evaluate.main(["--policies", "", "--include", str(bad), "--deals", "3",
+                           "--out", str(out)])  # fmt: skip
+    (bad / "results.json").write_text(json.dumps(good))
+    fields = ",".join(experiment("evaluate").EPISODE_FIELDS)
+    row = "SH1-C4,random,SH1-C4-AAAAAAA,0,False,0,3,3,stuck,0"
+    for text, match in [("variant,policy\n", "no column"),
+                        (f"{fields}\n{row}\n{row.replace(',3,3,', ',3,x,')}\n", "line 3"),
+                        (f"{fields}\n{row.replace('SH1-C4,', 'XX1-C4,', 1)}\n", "line 2"),
+                        (f"{fields}\n{row.replace('False', 'no')}\n", "line 2")]:  # fmt: skip
+        (bad / "episodes.csv").write_text(text)
+        with pytest.raises(SystemExit, match=match) as e:
+            evaluate.main(["--policies", "", "--include", str(bad), "--deals", "3",
+                           "--out", str(out)])  # fmt: skip
+        assert str(bad / "episodes.csv") in str(e.value)
+    for verdicts, match in [({"SH1-C4": {"zero": "solvable"}}, "'verdicts' is not"),
+                            ({"SH1-C4": {"0": "won"}}, "'verdicts' is not"),
+                            ([], "'verdicts' is not")]:  # fmt: skip
+        (tmp_path / "verdicts.json").write_text(
+            json.dumps({"solver_budget": {}, "verdicts": verdicts})
+        )
+        with pytest.raises(SystemExit, match=match):
+            evaluate.main(["--policies", "", "--verdicts", str(tmp_path / "verdicts.json"),
+                           "--deals", "3", "--out", str(out)])  # fmt: skip
     assert not out.exists()
 
 

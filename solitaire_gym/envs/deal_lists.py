@@ -120,6 +120,7 @@ def build_solvable(
     written from the records already in ``work`` (an interrupted run), for the deals from
     ``first`` on that were all solved, which the summary's ``tried`` then counts."""
     from solitaire_gym.solver.batch import read_results, solve_many
+    from solitaire_gym.solver.search import VERDICTS
 
     if not isinstance(variant, Variant):
         raise TypeError(f"variant must be a Variant, not {variant!r}")
@@ -157,9 +158,7 @@ def build_solvable(
         recs.append(done[deal])
     if not recs:
         raise DealListError(f"{raw} holds no result for deal {first}: nothing to write")
-    counts = {
-        v: sum(r["verdict"] == v for r in recs) for v in ("solvable", "unsolvable", "unknown")
-    }
+    counts = {v: sum(r["verdict"] == v for r in recs) for v in VERDICTS}
     good = np.array(sorted(r["deal"] for r in recs if r["verdict"] == "solvable"), np.int64)
     out_dir = DATA if data is None else Path(data)
     out_dir.mkdir(parents=True, exist_ok=True)
