@@ -125,6 +125,13 @@ def _is_int(x) -> bool:
     return isinstance(x, int) and not isinstance(x, bool)
 
 
+def _by_variant(x, ok) -> bool:
+    """Is ``x`` {variant: {key: value}} with ``ok(key, value)`` true of every entry?"""
+    return isinstance(x, dict) and all(
+        isinstance(by, dict) and all(ok(k, v) for k, v in by.items()) for by in x.values()
+    )
+
+
 def _misshapen(raw: dict) -> str:
     """What is wrong with the fields of a ``results.json`` or ``verdicts.json`` that the rest of
     evaluate.py reads (the shapes ``write_outputs`` writes), or "" if nothing."""
@@ -135,21 +142,14 @@ def _misshapen(raw: dict) -> str:
             return "'deals' is not {'first': deal, 'count': n}"
     if "command" in raw and not isinstance(raw["command"], str):
         return "'command' is not a string"
-    if "summaries" in raw:
-        sm = raw["summaries"]
-        if not (isinstance(sm, dict) and all(
-                isinstance(by, dict) and all(isinstance(s, dict) for s in by.values())
-                for by in sm.values())):  # fmt: skip
-            return "'summaries' is not {variant: {policy: summary}}"
+    if "summaries" in raw and not _by_variant(raw["summaries"], lambda k, v: isinstance(v, dict)):
+        return "'summaries' is not {variant: {policy: summary}}"
     if "solver_budget" in raw and not isinstance(raw["solver_budget"], dict):
         return "'solver_budget' is not an object"
-    if "verdicts" in raw:
-        vs = raw["verdicts"]
-        if not (isinstance(vs, dict) and all(
-                isinstance(by, dict) and all(
-                    k.isascii() and k.isdigit() and len(k) < 20 and v in VERDICTS
-                    for k, v in by.items()) for by in vs.values())):  # fmt: skip
-            return f"'verdicts' is not {{variant: {{deal: one of {', '.join(VERDICTS)}}}}}"
+    if "verdicts" in raw and not _by_variant(
+        raw["verdicts"], lambda k, v: k.isascii() and k.isdigit() and len(k) < 20 and v in VERDICTS
+    ):
+        return f"'verdicts' is not {{variant: {{deal: one of {', '.join(VERDICTS)}}}}}"
     return ""
 
 
