@@ -20,12 +20,13 @@ driver, which alone writes files. So:
 ``"auto"`` joins the cluster this machine belongs to (``ray start --head`` / ``ray start
 --address=...``); ``"HOST:PORT"`` the cluster whose head (GCS) listens there;
 ``"ray://HOST:10001"`` connects a Ray client to a remote cluster. Every node of a cluster needs
-the package installed (``pip install 'solitaire_gym[ray]'``), the same version as the driver.
+the package installed (``pip install -e '.[ray]'`` in a checkout), the same version as the
+driver.
 A cluster started with ``ray start`` uses token authentication by default (so in Ray 2.60):
 the driver then needs ``RAY_AUTH_MODE=token`` and the cluster's token (``~/.ray/auth_token`` or
 ``RAY_AUTH_TOKEN``) whenever the address is given explicitly (also through ``RAY_ADDRESS``).
 
-Ray is the ``ray`` extra: ``pip install 'solitaire_gym[ray]'``.
+Ray is the ``ray`` extra: ``pip install -e '.[ray]'`` in a checkout.
 """
 
 from __future__ import annotations
@@ -61,9 +62,10 @@ def add_ray_argument(parser: argparse.ArgumentParser) -> None:
         const=LOCAL,
         default=None,
         metavar="ADDRESS",
-        help="run on Ray: without ADDRESS a local Ray on this machine (--jobs CPUs), with "
+        help="run on Ray: without ADDRESS a local Ray on this machine (all its CPUs, or --jobs "
+        "where the script has it), with "
         "'auto' the cluster this machine is part of, with 'ray://HOST:10001' a remote cluster "
-        "(needs the ray extra: pip install 'solitaire_gym[ray]')",
+        "(needs the ray extra: pip install -e '.[ray]')",
     )
 
 
@@ -73,7 +75,7 @@ def import_ray():
         import ray
     except ImportError:
         raise RayError(
-            "--ray needs Ray, which is not installed: pip install 'solitaire_gym[ray]'"
+            "--ray needs Ray, which is not installed: pip install -e '.[ray]' (the ray extra)"
         ) from None
     return ray
 

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 SHOWN_CHARS = 60
 """At most this many characters of a bad value are quoted in a message (then ``…``)."""
 
@@ -53,3 +55,17 @@ class PositionError(SolitaireError):
 class ArgumentError(SolitaireError):
     """An argument or option the function does not take: a wrong type, a value out of range,
     rows or actions that do not fit the batch, reset options that do not fit the env."""
+
+
+def is_int(value: Any) -> bool:
+    """Is ``value`` an integer: a Python ``int`` or a numpy integer, and neither a bool nor a
+    numpy ``timedelta64`` (which numpy files under its integers)? Every public entry checks
+    integers with this, arrays with :func:`is_int_dtype`."""
+    if isinstance(value, (bool, np.timedelta64)):
+        return False
+    return isinstance(value, (int, np.integer))
+
+
+def is_int_dtype(dtype: Any) -> bool:
+    """Is ``dtype`` a numpy integer dtype, signed or unsigned (not bool, not timedelta64)?"""
+    return np.dtype(dtype).kind in "iu"

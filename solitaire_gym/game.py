@@ -36,6 +36,7 @@ from solitaire_gym.errors import (
     IllegalMoveError,
     MoveSyntaxError,
     UndoError,
+    is_int,
     shown,
 )
 from solitaire_gym.rendering.ansi import board_text
@@ -65,7 +66,7 @@ class Game:
             raise GameCodeError(f"a Game needs a Variant, not {type(variant).__name__}")
         variant.code(deal)  # validates the deal number
         if undo_depth is not None and (
-            not isinstance(undo_depth, (int, np.integer))
+            not is_int(undo_depth)
             or isinstance(undo_depth, bool)
             or not 0 <= undo_depth <= MAX_UNDO_DEPTH
         ):
@@ -202,7 +203,7 @@ class Game:
         return actions.action_to_move(self._cfg, action)
 
     def _check(self, move: str | int) -> tuple[int, str | None]:
-        if isinstance(move, (int, np.integer)) and not isinstance(move, bool):
+        if is_int(move):
             a = int(move)
             n = int(self._cfg[L_N])
             if not 0 <= a < n:
@@ -275,7 +276,8 @@ class Game:
 
     # ---- taps ---------------------------------------------------------------------------------
     def _where(self, pile: str) -> int:
-        m = _WHERE_RE.match(pile.strip().lower()) if isinstance(pile, str) else None
+        text = actions.notation_text(pile)
+        m = _WHERE_RE.match(text) if text is not None else None
         cfg = self._cfg
         cols, cells = int(cfg[1]), int(self._variant.cells)
         if m is None:

@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import stat
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -52,7 +53,7 @@ from solitaire_gym.engine.variants import L_N, parse_code
 from solitaire_gym.envs.kernels import ACT_UNDO
 from solitaire_gym.envs.solitaire_env import SolitaireEnv
 from solitaire_gym.envs.vector_env import SolitaireVectorEnv
-from solitaire_gym.errors import SolitaireError, shown
+from solitaire_gym.errors import SolitaireError, is_int, shown
 from solitaire_gym.game import Game
 
 FORMAT = "solitaire_gym.trace"
@@ -93,7 +94,7 @@ class Positions(Sequence):
 
     @staticmethod
     def _apply(game: Game, move: str) -> None:
-        if move.strip().lower() == UNDO:
+        if engine_actions.notation_text(move) == UNDO:
             game.undo()
         else:
             game.play(move)
@@ -112,7 +113,7 @@ class Positions(Sequence):
     def __getitem__(self, k):
         if isinstance(k, slice):
             return [self[i] for i in range(*k.indices(len(self)))]
-        if not isinstance(k, (int, np.integer)) or isinstance(k, bool):
+        if not is_int(k):
             raise TypeError(f"positions are indexed by integers, not {type(k).__name__}")
         n = len(self)
         k = int(k) + n if k < 0 else int(k)
@@ -294,10 +295,15 @@ def load_trace(path: str | os.PathLike) -> Trace:
         raise TraceError(f"a trace path is a string or a path, not {type(path).__name__}")
     name = shown(os.fspath(path))
     try:
-        with open(path, "rb") as f:
-            # Not f.read(MAX_TRACE_BYTES + 1): that allocates the whole limit for any file.
+        # O_NONBLOCK: opening a named pipe with no writer would wait for one; opened so, it is
+        # refused below like any file that is not a regular one.
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        with open(fd, "rb") as f:
             info = os.fstat(f.fileno())
-            small = stat.S_ISREG(info.st_mode) and info.st_size <= MAX_TRACE_BYTES
+            if not stat.S_ISREG(info.st_mode):
+                raise TraceError(f"trace {name} is not a regular file")
+            # Not f.read(MAX_TRACE_BYTES + 1): that allocates the whole limit for any file.
+            small = info.st_size <= MAX_TRACE_BYTES
             data = f.read() if small else f.read(MAX_TRACE_BYTES + 1)
         if len(data) > MAX_TRACE_BYTES:
             raise TraceError(f"trace {name} is larger than {MAX_TRACE_BYTES // 2**20} MiB")
@@ -335,9 +341,7 @@ def _trace_dict(code, moves, agent, scores, start) -> dict[str, Any]:
                 f"move {k}: {shown(m)} is not a move string (ASCII)", field="moves", move=k
             )
     if scores is not None:
-        if not isinstance(scores, (list, tuple)) or not all(
-            isinstance(s, (int, np.integer)) and not isinstance(s, bool) for s in scores
-        ):
+        if not isinstance(scores, (list, tuple)) or not all(is_int(s) for s in scores):
             raise TraceError(
                 f"scores must be a list of integers, not {shown(scores)}", field="scores"
             )
@@ -411,14 +415,29 @@ class _MoveNames:
 
 
 def _core_of(env, kind: type) -> Any:
-    base = env.unwrapped
+    base = getattr(env, "unwrapped", None)
     if not isinstance(base, kind):
-        raise TypeError(f"a trace recorder wraps a {kind.__name__}, not {type(base).__name__}")
+        what = type(env if base is None else base).__name__
+        raise TypeError(f"a trace recorder wraps a {kind.__name__}, not {what}")
     return base._core
+
+
+_PREFIX_RE = re.compile(r"[A-Za-z0-9._-]{1,64}")
 
 
 class _EpisodeLog:
     def __init__(self, directory, agent, prefix) -> None:
+        """Checks ``agent`` and ``prefix`` before anything is made or played: a trace file's name
+        is ``prefix`` and a few fields, in ``directory`` and nowhere else."""
+        if not isinstance(directory, (str, os.PathLike)):
+            raise TraceError(f"directory must be a path, not {shown(directory)}")
+        if agent is not None and (not isinstance(agent, str) or not _utf8(agent)):
+            raise TraceError(f"agent must be a string (UTF-8) or None, not {shown(agent)}")
+        if not isinstance(prefix, str) or not _PREFIX_RE.fullmatch(prefix):
+            raise TraceError(
+                f"name_prefix must be 1 to 64 ASCII letters, digits, '.', '_' or '-' (a file "
+                f"name, no folder), not {shown(prefix)}"
+            )
         self.directory = Path(directory)
         self.directory.mkdir(parents=True, exist_ok=True)
         self.agent = agent
@@ -451,9 +470,10 @@ class TraceRecorder(gym.Wrapper):
         agent: str | None = None,
         name_prefix: str = "episode",
     ) -> None:
-        super().__init__(env)
-        self._names = _MoveNames(_core_of(env, SolitaireEnv))
+        core = _core_of(env, SolitaireEnv)
         self._log = _EpisodeLog(directory, agent, name_prefix)
+        super().__init__(env)
+        self._names = _MoveNames(core)
         self._code: str | None = None
         self._moves: list[str] = []
         self._scores: list[int] = []
@@ -494,9 +514,10 @@ class VectorTraceRecorder(gym.vector.VectorWrapper):
         agent: str | None = None,
         name_prefix: str = "episode",
     ) -> None:
-        super().__init__(env)
-        self._names = _MoveNames(_core_of(env, SolitaireVectorEnv))
+        core = _core_of(env, SolitaireVectorEnv)
         self._log = _EpisodeLog(directory, agent, name_prefix)
+        super().__init__(env)
+        self._names = _MoveNames(core)
         n = env.unwrapped.num_envs
         self._codes: list[str | None] = [None] * n
         self._moves: list[list[str]] = [[] for _ in range(n)]

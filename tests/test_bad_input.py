@@ -2,6 +2,7 @@
 
 import copy
 
+import numpy as np
 import pytest
 
 from solitaire_gym import (
@@ -191,6 +192,11 @@ BAD_MOVES = [
     (DS, "w1>t1", "'w'"),
     (SH, "", "''"),
     (DS, "", "''"),
+    # blanks that are not ASCII (str.strip() would drop them) and ASCII separators
+    (SH, "\u3000t1>t7", "not a move"),
+    (SH, "t1>t7\u00a0", "not a move"),
+    (SH, "\x1ct1>t7", "not a move"),
+    (DS, "draw\u2003", "not a move"),
 ]
 
 
@@ -228,6 +234,7 @@ def test_bad_move_string(code, move, part):
         (SH, -1, "-1"),
         (DS, 1029, "1029"),  # 0 … 1028
         (TF, 591, "591"),  # 0 … 590
+        (SH, np.timedelta64(3), "timedelta64"),  # numpy files it under its integers
     ],
     ids=repr,
 )
@@ -474,3 +481,42 @@ def test_good_position_round_trip(code):
     assert h.to_dict() == given
     assert d == given
     assert h.legal_moves() == g.legal_moves()
+
+
+def test_taps_and_env_notation_refuse_blanks_that_are_not_ascii():
+    """Taps and the envs' "undo" read the notation as moves do (``notation_text``): a blank
+    that is not ASCII is refused, not stripped."""
+    import gymnasium as gym
+
+    g = Game.from_code(SH)
+    assert g.tap(" t1 ") == g.tap("t1")  # ASCII blanks around it are fine
+    for pile in ("\u00a0t1", "t1\u3000", "\x1ct1"):
+        with pytest.raises(MoveSyntaxError):
+            g.tap(pile)
+    env = gym.make("solitaire_gym/SeahavenTowers-v0", undo=True).unwrapped
+    assert env.move_to_action(" undo ") == env.move_to_action("undo")
+    for text in ("\u00a0undo", "undo\u2003"):
+        with pytest.raises(MoveSyntaxError):
+            env.move_to_action(text)
+
+
+def test_timedelta_is_not_an_integer():
+    """numpy files timedelta64 under its integers; the package does not take it for one."""
+    import gymnasium as gym
+
+    from solitaire_gym import Variant
+    from solitaire_gym.engine.batch import int_array
+    from solitaire_gym.errors import ArgumentError
+
+    venv = gym.make_vec("solitaire_gym/SeahavenTowers-v0", num_envs=3)
+    venv.reset(seed=0)
+    with pytest.raises(ArgumentError):
+        venv.step(np.zeros(3, "m8[s]"))
+    with pytest.raises(ArgumentError):
+        int_array(np.array([1, 2], "m8[s]"), "deals")
+    env = gym.make("solitaire_gym/SeahavenTowers-v0")
+    env.reset(seed=0)
+    with pytest.raises(ArgumentError):
+        env.step(np.timedelta64(3))
+    with pytest.raises(GameCodeError):
+        Variant(True)

@@ -1,6 +1,7 @@
 """``solitaire-gym play``: the terminal player, driven by scripted input."""
 
 import io
+import os
 import subprocess
 import sys
 
@@ -89,6 +90,22 @@ def test_command_line(tmp_path):
     assert "Double Solitaire  DS1-D1N-AAAAAAB  score 0  moves 0" in proc.stdout
     assert "played draw" in proc.stdout and "stock: 58 cards" in proc.stdout
     assert "refused: " in proc.stdout or "played w>t9" in proc.stdout
+
+
+def test_input_that_is_not_utf8_is_refused(tmp_path):
+    """A line of bytes that are not UTF-8 is refused like any bad line (was a traceback with a
+    strict stdin decoder), and the lines after it are read."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "solitaire_gym.cli", "play", CODE],
+        input=b"\xff\xfe t1\nt1>t7\nquit\n",
+        capture_output=True,
+        timeout=120,
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONIOENCODING": "utf-8:strict"},
+    )
+    assert proc.returncode == 0, proc.stderr.decode(errors="replace")
+    out = proc.stdout.decode()
+    assert "refused: " in out and "played t1>t7" in out
 
 
 def test_bad_code(capsys):

@@ -1,6 +1,8 @@
 """Trace files: recording through the envs, round trips, and refusal of bad traces."""
 
 import json
+import os
+import threading
 
 import gymnasium as gym
 import numpy as np
@@ -164,6 +166,8 @@ def write(tmp_path, d):
         ({"moves": ["t1>t7", "w>f"]}, "move 2 ('w>f'): "),
         ({"moves": ["t1>t7", "t10>c", "bogus"]}, "move 3 ('bogus'): 'bogus' is not a move"),
         ({"moves": ["undo"]}, "move 1 ('undo'): nothing to undo"),
+        ({"moves": ["\u00a0t1>t7"]}, "move 1 ('\\xa0t1>t7'): "),  # a blank that is not ASCII
+        ({"moves": ["t1>t7", "\u3000UNDO"]}, "move 2 ('\\u3000UNDO'): "),
         ({"start": {"code": "SH1-C4-AAAAAJ2"}}, "field 'start': missing field"),
         ({"start": "x"}, "field 'start': a position is a dict"),
         (
@@ -226,4 +230,50 @@ def test_cli_render_refuses_a_bad_trace(tmp_path, capsys):
 def test_recorder_needs_our_env(tmp_path):
     with pytest.raises(TypeError, match="wraps a SolitaireEnv"):
         TraceRecorder(gym.make("CartPole-v1"), tmp_path)
+    with pytest.raises(TypeError, match="wraps a SolitaireEnv, not str"):
+        TraceRecorder("x", tmp_path)
     assert solitaire_gym  # registers the ids used above
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"name_prefix": "../../escaped"}, "name_prefix must be"),
+        ({"name_prefix": "a/b"}, "name_prefix must be"),
+        ({"name_prefix": ""}, "name_prefix must be"),
+        ({"name_prefix": 5}, "name_prefix must be"),
+        ({"name_prefix": "\u00e9pisode"}, "name_prefix must be"),
+        ({"agent": 5}, "agent must be a string"),
+        ({"agent": "\ud800"}, "agent must be a string"),
+    ],
+)
+def test_recorder_checks_its_arguments_first(tmp_path, kwargs, message):
+    """A recorder's file names and agent are checked when it is made: nothing is created and no
+    step is played with arguments that would fail (or write outside the folder) at the end of the
+    first episode."""
+    folder = tmp_path / "traces"
+    with pytest.raises(TraceError, match=message):
+        TraceRecorder(gym.make(SH), folder, **kwargs)
+    with pytest.raises(TraceError, match=message):
+        VectorTraceRecorder(gym.make_vec(SH, num_envs=2),
+                            folder, **kwargs)  # fmt: skip
+    assert not folder.exists() and list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no named pipes on this system")
+def test_load_refuses_a_named_pipe_without_waiting(tmp_path):
+    """Opening a named pipe for reading waits for a writer; load_trace must not."""
+    pipe = tmp_path / "pipe.json"
+    os.mkfifo(pipe)
+    seen = {}
+
+    def read():  # in a thread: a load that waits for a writer fails the test, not the run
+        with pytest.raises(TraceError, match="not a regular file"):
+            load_trace(pipe)
+        seen["cli"] = main(["render", str(pipe), "--png", str(tmp_path / "x.png")])
+
+    t = threading.Thread(target=read, daemon=True)
+    t.start()
+    t.join(30)
+    assert not t.is_alive(), "load_trace waited on a named pipe"
+    assert seen == {"cli": 2}

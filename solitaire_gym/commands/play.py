@@ -13,6 +13,7 @@ The board is shown after every move; a refused move shows the rule that forbids 
 from __future__ import annotations
 
 import argparse
+import io
 import sys
 from typing import TextIO
 
@@ -47,7 +48,12 @@ def register(subparsers) -> None:
 
 def run(args: argparse.Namespace) -> int:
     game = Game.from_code(args.code)
-    return play(game, sys.stdin, sys.stdout, save=args.save)
+    stdin = sys.stdin
+    if isinstance(stdin, io.TextIOWrapper):
+        # Bytes that are not UTF-8 (or the locale's encoding) read as U+FFFD, which no command
+        # or move accepts: refused like any other bad line, not a traceback.
+        stdin.reconfigure(errors="replace")
+    return play(game, stdin, sys.stdout, save=args.save)
 
 
 def _hint(game: Game) -> str:

@@ -52,7 +52,7 @@ from solitaire_gym.engine.variants import (
     L_WT,
     MAX_RUN,
 )
-from solitaire_gym.errors import IllegalMoveError, MoveSyntaxError, shown
+from solitaire_gym.errors import IllegalMoveError, MoveSyntaxError, is_int, shown
 
 # Move kinds returned by decode().
 K_DRAW = 0
@@ -124,7 +124,7 @@ def action_to_move(cfg: np.ndarray, a: int) -> str:
     n_actions = int(cfg[L_N])
     if isinstance(a, np.ndarray) and a.shape == ():
         a = a.item()
-    if not isinstance(a, (int, np.integer)) or isinstance(a, bool):
+    if not is_int(a):
         raise MoveSyntaxError(f"an action id is an integer, not {shown(a)}")
     if not 0 <= int(a) < n_actions:
         raise MoveSyntaxError(f"action {shown(int(a))} is outside 0 … {n_actions - 1}")
@@ -148,6 +148,19 @@ def action_to_move(cfg: np.ndarray, a: int) -> str:
     }[kind]
 
 
+_ASCII_BLANKS = " \t\n\r\x0b\x0c"
+
+
+def notation_text(text: object) -> str | None:
+    """``text`` as the notation reads it (moves, taps, "undo"): lower case, without the ASCII
+    blanks around it; None if it is not a string or holds any character that is not ASCII, a
+    Unicode blank included (``str.strip()`` alone would drop a no-break space or an ideographic
+    space, and the ASCII separators ``\x1c`` … ``\x1f``, and let the rest through)."""
+    if not isinstance(text, str) or not text.isascii():
+        return None
+    return text.strip(_ASCII_BLANKS).lower()
+
+
 # ASCII digits only (re.ASCII: "\d" would take "٣" and fullwidth digits), and few of them: a pile
 # number or run length has at most 2 digits, so "t" + 5000 digits is not a move (and Python's
 # int() never sees it).
@@ -162,9 +175,9 @@ def move_to_action(cfg: np.ndarray, move: str) -> int:
     foundation, a card onto its own column)."""
     if not isinstance(move, str):
         raise MoveSyntaxError(f"a move is a string, not {type(move).__name__}")
-    text = move.strip().lower()
+    text = notation_text(move)
     game = GAME_NAMES[int(cfg[G_GAME])]
-    m = _MOVE_RE.match(text) if text.isascii() else None
+    m = _MOVE_RE.match(text) if text is not None else None
     if m is None:
         raise MoveSyntaxError(
             f"{shown(move)} is not a move: expected e.g. 'draw', 'recycle', 't3>t5', 't3:4>t7', "

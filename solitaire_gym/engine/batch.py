@@ -16,7 +16,7 @@ from solitaire_gym.engine.shuffle import deal_into
 from solitaire_gym.engine.state import State, allocate, nbytes_per_game, part_rows
 from solitaire_gym.engine.threads import num_threads, parallel_ok
 from solitaire_gym.engine.variants import L_N, MAX_DEAL, Variant
-from solitaire_gym.errors import ArgumentError, shown
+from solitaire_gym.errors import ArgumentError, is_int, is_int_dtype, shown
 
 # Each parallel loop cuts the rows into ``parts`` (``state.part_rows``) and works through each
 # part on borrowed views of the state and arrays (``borrow.py``: no reference counting inside).
@@ -114,7 +114,7 @@ def int_array(values, what: str) -> np.ndarray:
         arr = np.asarray(values)
     except (ValueError, TypeError, OverflowError, RecursionError):
         raise ArgumentError(f"{what} must be integers, not {shown(values)}") from None
-    if arr.size and (arr.dtype == np.bool_ or not np.issubdtype(arr.dtype, np.integer)):
+    if arr.size and (arr.dtype == np.bool_ or not is_int_dtype(arr.dtype)):
         raise ArgumentError(f"{what} must be integers, not {shown(values)}")
     if arr.size and arr.dtype == np.uint64 and int(arr.max()) > np.iinfo(np.int64).max:
         raise ArgumentError(f"{what}: {int(arr.max())} is out of range")
@@ -136,11 +136,7 @@ class Batch:
             ("size", size, 1, MAX_BATCH),
             ("undo_depth", undo_depth, 0, MAX_UNDO_DEPTH),
         ):
-            if (
-                not isinstance(value, (int, np.integer))
-                or isinstance(value, bool)
-                or not low <= value <= high
-            ):
+            if not is_int(value) or isinstance(value, bool) or not low <= value <= high:
                 raise ArgumentError(
                     f"{name} must be an integer in {low} … {high}, not {shown(value)}"
                 )

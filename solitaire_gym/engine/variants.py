@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from solitaire_gym.errors import GameCodeError, shown
+from solitaire_gym.errors import GameCodeError, is_int, is_int_dtype, shown
 
 # ---- game kinds ------------------------------------------------------------------------------
 DOUBLE = 0  # Double Solitaire: 2 decks, 9 columns, face-down cards, alternate-colour building
@@ -89,14 +89,12 @@ class Variant:
     cells: int | None = None
 
     def __post_init__(self) -> None:
-        if not isinstance(self.game, (int, np.integer)) or self.game not in PREFIX:
+        if not is_int(self.game) or self.game not in PREFIX:
             raise GameCodeError(f"unknown game {shown(self.game)}")
         name = GAME_NAMES[self.game]
         for option in ("draw", "cells"):
             value = getattr(self, option)
-            if value is not None and (
-                not isinstance(value, (int, np.integer)) or isinstance(value, bool)
-            ):
+            if value is not None and not is_int(value):
                 raise GameCodeError(f"{option} must be an integer, not {shown(value)}")
         if not isinstance(self.vegas, (bool, np.bool_)):
             raise GameCodeError(f"vegas must be True or False, not {shown(self.vegas)}")
@@ -155,7 +153,7 @@ class Variant:
         """:meth:`code` of many deal numbers at once: a 1-D object array of str (the vector env
         names every new game; a Python call per game would cost more than its first step)."""
         d = np.asarray(deals)
-        if d.ndim != 1 or (d.size and not np.issubdtype(d.dtype, np.integer)):
+        if d.ndim != 1 or (d.size and not is_int_dtype(d.dtype)):
             raise GameCodeError(f"deal numbers must be a 1-D array of integers, not {d!r:.60}")
         d = d.astype(np.int64)
         if d.size and (d.min() < 0 or d.max() > MAX_DEAL):
@@ -210,7 +208,7 @@ class Variant:
 
 
 def format_deal(deal: int) -> str:
-    if not isinstance(deal, (int, np.integer)) or isinstance(deal, bool):
+    if not is_int(deal):
         raise GameCodeError(f"deal number must be an integer, not {shown(deal)}")
     deal = int(deal)
     if not 0 <= deal <= MAX_DEAL:

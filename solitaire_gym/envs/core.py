@@ -30,7 +30,7 @@ from solitaire_gym.engine.variants import (
 )
 from solitaire_gym.envs import deal_lists, kernels
 from solitaire_gym.envs.observation import layout
-from solitaire_gym.errors import ArgumentError, GameCodeError, MoveSyntaxError, shown
+from solitaire_gym.errors import ArgumentError, GameCodeError, MoveSyntaxError, is_int, shown
 
 # ---- deal splits -------------------------------------------------------------------------------
 EVAL_SPLIT_END = 2**20
@@ -52,16 +52,14 @@ MAX_STEPS = 2**40  # largest max_episode_steps (the step counters are int64)
 
 def count_in(value: Any, high: int) -> bool:
     """``value`` is an integer (not a bool) in ``1 … high``."""
-    return (
-        isinstance(value, (int, np.integer)) and not isinstance(value, bool) and 1 <= value <= high
-    )
+    return is_int(value) and 1 <= value <= high
 
 
 def check_seed(seed: Any) -> int | None:
     """A reset seed: None or an integer >= 0 (what ``np.random.default_rng`` takes)."""
     if seed is None:
         return None
-    if not isinstance(seed, (int, np.integer)) or isinstance(seed, bool) or seed < 0:
+    if not is_int(seed) or seed < 0:
         raise ArgumentError(f"seed must be None or an integer >= 0, not {shown(seed)}")
     return int(seed)
 
@@ -140,9 +138,7 @@ class EnvOptions:
             raise ArgumentError(f"undo must be True or False, not {shown(undo)}")
 
         def amount(name: str, value: Any) -> float:
-            ok = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(
-                value, (bool, np.bool_)
-            )
+            ok = is_int(value) or isinstance(value, (float, np.floating))
             try:
                 number = float(value) if ok else -1.0
             except OverflowError:  # an integer too large for a float
@@ -336,7 +332,7 @@ class EnvCore:
                 self.check_variant(variant, f"code {shown(v)}")
                 out.append(deal)
             return np.array(out, np.int64)
-        one = isinstance(value, (int, np.integer)) and not isinstance(value, bool)
+        one = is_int(value)
         deals = int_array([value] if one else value, "reset option 'deal'")
         if deals.size != n or (not one and np.ndim(value) != 1):
             raise ArgumentError(f"reset option 'deal' takes {n} deal numbers, not {shown(value)}")
@@ -415,12 +411,12 @@ class EnvCore:
         return self.tap_names()[a]
 
     def move_to_action(self, move: str) -> int:
-        if isinstance(move, str) and move.strip().lower() == "undo" and self.opts.undo:
+        text = engine_actions.notation_text(move)
+        if text == "undo" and self.opts.undo:
             return self.n_base
         if self.mode == kernels.MODE_MOVE:
             return engine_actions.move_to_action(self.cfg, move)
         names = self.tap_names()
-        text = move.strip().lower() if isinstance(move, str) else None
         if text not in names:
             raise MoveSyntaxError(f"{shown(move)} is not a tap action; expected one of {names}")
         return names.index(text)
@@ -436,7 +432,7 @@ class EnvCore:
     def check_action(self, a: Any) -> int:
         if isinstance(a, np.ndarray) and a.shape == ():
             a = a.item()
-        if not isinstance(a, (int, np.integer)) or isinstance(a, bool):
+        if not is_int(a):
             raise ArgumentError(
                 f"action must be an integer in 0 … {self.n_actions - 1}, not {shown(a)}"
             )
@@ -448,7 +444,7 @@ class EnvCore:
 
     def check_rows(self, rows: Any) -> np.ndarray:
         """Row numbers ``0 … num-1`` (an int or integers) as an array; refuses anything else."""
-        one = isinstance(rows, (int, np.integer)) and not isinstance(rows, bool)
+        one = is_int(rows)
         out = int_array([rows] if one else rows, "indices")
         if out.size and (out.min() < 0 or out.max() >= self.num):
             bad = int(out[(out < 0) | (out >= self.num)][0])

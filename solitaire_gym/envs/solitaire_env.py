@@ -10,7 +10,7 @@ import numpy as np
 from solitaire_gym.engine.scoring import score_text
 from solitaire_gym.envs.core import DEFAULT_MAX_EPISODE_STEPS, EnvCore, EnvOptions, check_seed
 from solitaire_gym.envs.observation import Layout
-from solitaire_gym.errors import ArgumentError, IllegalMoveError, shown
+from solitaire_gym.errors import ArgumentError, IllegalMoveError, is_int, shown
 from solitaire_gym.rendering.ansi import board_text
 
 
@@ -121,7 +121,7 @@ class SolitaireEnv(gym.Env):
         if isinstance(max_episode_steps, str) and max_episode_steps == "default":
             max_episode_steps = DEFAULT_MAX_EPISODE_STEPS[self.options.variant.prefix]
         if max_episode_steps is not None and (
-            not isinstance(max_episode_steps, (int, np.integer))
+            not is_int(max_episode_steps)
             or isinstance(max_episode_steps, bool)
             or max_episode_steps < 1
         ):

@@ -21,7 +21,7 @@ from solitaire_gym.envs.core import (
     count_in,
 )
 from solitaire_gym.envs.observation import Layout
-from solitaire_gym.errors import ArgumentError, shown
+from solitaire_gym.errors import ArgumentError, is_int, is_int_dtype, shown
 from solitaire_gym.rendering.ansi import board_text
 
 
@@ -165,7 +165,7 @@ class SolitaireVectorEnv(VectorEnv):
         if not self._started:
             raise RuntimeError("call reset() before step()")
         act = action_array(actions)
-        if act.shape != (self.num_envs,) or not np.issubdtype(act.dtype, np.integer):
+        if act.shape != (self.num_envs,) or not is_int_dtype(act.dtype):
             raise ArgumentError(f"actions must be {self.num_envs} integers, got {shown(act)}")
         if act.size and (act.min() < 0 or act.max() >= self._core.n_actions):
             bad = int(act[(act < 0) | (act >= self._core.n_actions)][0])
@@ -254,7 +254,7 @@ class SolitaireVectorEnv(VectorEnv):
         return self._core.move_to_action(move)
 
     def to_dict(self, index: int) -> dict:
-        if not isinstance(index, (int, np.integer)) or isinstance(index, bool):
+        if not is_int(index):
             raise ArgumentError(f"index must be an integer, not {shown(index)}")
         return self._core.to_dict(int(self._core.check_rows(index)[0]))
 

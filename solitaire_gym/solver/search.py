@@ -19,7 +19,7 @@ from solitaire_gym.engine.actions import action_to_move
 from solitaire_gym.engine.play import undo_record
 from solitaire_gym.engine.state import allocate, copy_state
 from solitaire_gym.engine.variants import G_DRAW, G_GAME, REFLECHI, SEAHAVEN
-from solitaire_gym.errors import ArgumentError, SolitaireError, shown
+from solitaire_gym.errors import ArgumentError, SolitaireError, is_int, shown
 from solitaire_gym.game import Game
 from solitaire_gym.solver import kernels as K
 
@@ -162,7 +162,7 @@ def _check_budget(max_seconds: Any, max_nodes: Any) -> tuple[float | None, int |
         if not max_seconds > 0 or math.isnan(max_seconds):
             raise ArgumentError(f"max_seconds must be more than 0, not {shown(max_seconds)}")
     if max_nodes is not None:
-        if isinstance(max_nodes, bool) or not isinstance(max_nodes, (int, np.integer)):
+        if isinstance(max_nodes, bool) or not is_int(max_nodes):
             raise ArgumentError(f"max_nodes must be an integer, not {shown(max_nodes)}")
         max_nodes = int(max_nodes)
         if max_nodes <= 0:
