@@ -607,3 +607,79 @@ def test_write_gif_and_mp4_check_fps_from_python(tmp_path):
             with pytest.raises(SolitaireError, match="fps"):
                 write(trace, tmp_path / "x.gif", fps=bad)
     assert not (tmp_path / "x.gif").exists()
+
+
+# ---- solve_many, read_results and the deal lists check their arguments first --------------------
+@pytest.mark.parametrize(
+    ("kwargs", "error", "message"),
+    [
+        ({"variant": "SH1-C4"}, ArgumentError, "variant must be a Variant"),
+        ({"deals": [1, 2**40]}, GameCodeError, "deal 1099511627776"),
+        ({"deals": [1, 2.0]}, GameCodeError, "deal 2.0"),
+        ({"max_nodes": -1}, ArgumentError, "max_nodes must be 1 or more"),
+        ({"max_seconds": float("nan")}, ArgumentError, "max_seconds"),
+        ({"jobs": 1.5}, ArgumentError, "jobs must be an integer"),
+        ({"jobs": "x"}, ArgumentError, "jobs must be an integer"),
+        ({"chunk": -1}, ArgumentError, "chunk must be an integer"),
+        ({"out": 5}, ArgumentError, "out must be a path"),
+    ],
+)
+def test_solve_many_checks_everything_before_it_starts(tmp_path, kwargs, error, message):
+    """The call itself refuses (not the first ``next``), before the out file or its folder is
+    made and before any deal is solved."""
+    from solitaire_gym.solver.batch import parse_variant, solve_many
+
+    out = tmp_path / "new" / "out.jsonl"
+    call = {"variant": parse_variant("SH1-C4"), "deals": [1, 2], "max_seconds": 1.0,
+            "out": out, "progress": False, **kwargs}  # fmt: skip
+    with pytest.raises(error, match=message):
+        solve_many(call.pop("variant"), call.pop("deals"), **call)
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"solution": ["\u00df\u0663"]}, "list of moves \\(ASCII\\)"),
+        ({"solution": ["\u00a0t1>t7"]}, "list of moves \\(ASCII\\)"),
+        ({"nodes": 1.5}, "'nodes' must be an integer"),
+        ({"nodes": 1e308}, "'nodes' must be an integer"),
+    ],
+)
+def test_results_file_fields(tmp_path, change, message):
+    rec = {"code": SH, "deal": parse_code(SH)[1], "verdict": "solvable", "solution": ["t1>t7"],
+           "nodes": 10, "seconds": 0.5, **change}  # fmt: skip
+    path = tmp_path / "r.jsonl"
+    path.write_text(json.dumps(rec) + "\n")
+    refused(ResultsFileError, read_results, path)
+    with pytest.raises(ResultsFileError, match=message):
+        read_results(path)
+    with pytest.raises(ArgumentError, match="variant must be a Variant"):
+        read_results(path, "SH1-C4")
+
+
+def test_deal_lists_refuse_bad_arguments_and_index_files(tmp_path):
+    from solitaire_gym.envs.deal_lists import (
+        DealListError,
+        build_solvable,
+        solvable_deals,
+        solvable_info,
+    )
+
+    v = parse_code(SH)[0]
+    with pytest.raises(TypeError, match="variant must be a Variant"):
+        solvable_deals("SH1-C4")
+    with pytest.raises(TypeError, match="variant must be a Variant"):
+        solvable_info("SH1-C4")
+    for text in ("[1]", "{bad", '{"SH1-C4": 5}'):
+        (tmp_path / "index.json").write_text(text)
+        with pytest.raises(DealListError, match=r"index\.json"):
+            solvable_info(v, data=tmp_path)
+    (tmp_path / "index.json").write_bytes(b"\xff\xfe")
+    with pytest.raises(DealListError, match="cannot read"):
+        solvable_info(v, data=tmp_path)
+    for kwargs in ({"tried": float("nan")}, {"tried": 1.9}, {"tried": 5, "first": "1048576"}):
+        with pytest.raises(TypeError, match="must be an integer"):
+            build_solvable(v, **{"max_nodes": 10, "work": tmp_path / "w", "solve": False,
+                                 **kwargs})  # fmt: skip
+    assert not (tmp_path / "w").exists()

@@ -886,6 +886,11 @@ def test_certificate_refuses_a_wrong_solution():
         certify(start, ["t1>t7"])  # legal, but not a win
     with pytest.raises(SolverBug):
         certify(start, ["t3>t5"])  # refused by the rules
+    for solution in (None, iter(["t1>t7"]), ["t1>t7", 5]):  # not a list of moves at all
+        with pytest.raises(SolitaireError, match="list of move strings"):
+            certify(start, solution)
+    with pytest.raises(SolitaireError, match="max_seconds"):
+        solve("SH1-C4-AAAAAJ2", max_seconds=np.complex128(1))
 
 
 def test_json():

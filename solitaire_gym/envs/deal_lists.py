@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from solitaire_gym.engine.variants import MAX_DEAL, Variant
-from solitaire_gym.errors import SolitaireError
+from solitaire_gym.errors import SolitaireError, is_int, shown
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "solvable"
 INDEX = "index.json"
@@ -51,7 +51,15 @@ def _index(data: Path) -> dict[str, Any]:
     path = data / INDEX
     if not path.exists():
         return {}
-    return json.loads(path.read_text(encoding="utf-8"))
+    try:
+        index = json.loads(path.read_text(encoding="utf-8"))
+    except RecursionError:
+        raise DealListError(f"{path} is nested too deeply to be an index of deal lists") from None
+    except (OSError, UnicodeDecodeError, ValueError) as e:  # ValueError: JSONDecodeError too
+        raise DealListError(f"cannot read {path}: {shown(str(e), 200)}") from None
+    if not isinstance(index, dict) or not all(isinstance(v, dict) for v in index.values()):
+        raise DealListError(f"{path} is not an index of deal lists ({{variant: summary}})")
+    return index
 
 
 @cache
@@ -83,15 +91,22 @@ def _load(tag: str, data: str) -> np.ndarray:
     return deals
 
 
+def _check_variant(variant: Any) -> None:
+    if not isinstance(variant, Variant):
+        raise TypeError(f"variant must be a Variant (parse_code(...)[0]), not {shown(variant)}")
+
+
 def solvable_deals(variant: Variant, data: str | os.PathLike[str] | None = None) -> np.ndarray:
     """The shipped training-split deals of ``variant`` that the solver proved solvable: a
     read-only, sorted int64 array (loaded once per process)."""
+    _check_variant(variant)
     return _load(variant.tag, str(DATA if data is None else Path(data)))
 
 
 def solvable_info(variant: Variant, data: str | os.PathLike[str] | None = None) -> dict[str, Any]:
     """How ``variant``'s list was made: ``first``, ``tried``, ``max_nodes``, the verdict counts
     and the command (see the module docstring)."""
+    _check_variant(variant)
     info = _index(DATA if data is None else Path(data)).get(variant.tag)
     if info is None:
         raise DealListError(f"no list of solvable deals for {variant.tag}")
@@ -122,8 +137,10 @@ def build_solvable(
     from solitaire_gym.solver.batch import read_results, solve_many
     from solitaire_gym.solver.search import VERDICTS
 
-    if not isinstance(variant, Variant):
-        raise TypeError(f"variant must be a Variant, not {variant!r}")
+    _check_variant(variant)
+    for name, value in (("tried", tried), ("first", first)):
+        if not is_int(value):
+            raise TypeError(f"{name} must be an integer, not {shown(value)}")
     if int(tried) < 1:
         raise ValueError(f"tried must be 1 or more, not {tried!r}")
     if int(first) < TRAIN_START or int(first) + int(tried) - 1 > MAX_DEAL:

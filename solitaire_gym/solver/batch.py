@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from solitaire_gym.engine.variants import MAX_DEAL, Variant, parse_code
-from solitaire_gym.errors import ArgumentError, GameCodeError, SolitaireError, shown
-from solitaire_gym.solver.search import VERDICTS, solve, warm_up
+from solitaire_gym.errors import ArgumentError, GameCodeError, SolitaireError, is_int, shown
+from solitaire_gym.solver.search import VERDICTS, _check_budget, solve, warm_up
 
 
 class ResultsFileError(SolitaireError):
@@ -77,6 +77,8 @@ def read_results(path: str | os.PathLike[str], variant: Variant | None = None) -
     Raises :class:`ResultsFileError` naming the first line that is not a result (of
     ``variant``, when given): every line is checked, as a line that passed for a result would
     make a resumed run skip its deal."""
+    if variant is not None and not isinstance(variant, Variant):
+        raise ArgumentError(f"variant must be a Variant or None, not {shown(variant)}")
     p = Path(path)
     if not p.exists():
         return {}
@@ -134,8 +136,10 @@ def _parse_result(line: str, where: str) -> dict[str, Any]:
             f"{where}: field 'verdict' is {shown(rec['verdict'])}, not one of {', '.join(VERDICTS)}"
         )
     solution = rec.get("solution", [])
-    if not isinstance(solution, list) or not all(isinstance(m, str) for m in solution):
-        raise ResultsFileError(f"{where}: field 'solution' must be a list of moves")
+    if not isinstance(solution, list) or not all(
+        isinstance(m, str) and m.isascii() for m in solution
+    ):
+        raise ResultsFileError(f"{where}: field 'solution' must be a list of moves (ASCII)")
     if rec["verdict"] == "solvable" and not solution:
         raise ResultsFileError(
             f"{where}: verdict 'solvable' without a solution (a dealt game is never won before "
@@ -143,10 +147,11 @@ def _parse_result(line: str, where: str) -> dict[str, Any]:
         )
     if rec["verdict"] != "solvable" and solution:
         raise ResultsFileError(f"{where}: a solution with verdict {rec['verdict']!r}")
-    for key in ("nodes", "seconds"):
+    for key, kinds in (("nodes", int), ("seconds", (int, float))):
         v = rec.get(key, 0)
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 <= v < float("inf"):
-            raise ResultsFileError(f"{where}: field {key!r} must be a number >= 0, not {shown(v)}")
+        if isinstance(v, bool) or not isinstance(v, kinds) or not 0 <= v < float("inf"):
+            what = "an integer" if kinds is int else "a number"
+            raise ResultsFileError(f"{where}: field {key!r} must be {what} >= 0, not {shown(v)}")
     return rec
 
 
@@ -233,17 +238,38 @@ def solve_many(
     order) after appending it to ``out``. Deals already in ``out`` are skipped (not yielded).
     Both paths give the same records (up to ``seconds``, and the verdicts of deals that reach
     a time budget). ``clock``: what ``max_seconds`` counts (see :func:`solve`)."""
-    from solitaire_gym.distributed import check_address, run_deals
+    from solitaire_gym.distributed import check_address
 
+    # Every argument is checked here, at the call, before a file is opened or a deal solved (the
+    # work itself is the generator below).
+    if not isinstance(variant, Variant):
+        raise ArgumentError(f"variant must be a Variant (parse_variant), not {shown(variant)}")
     deals = list(deals)
+    for d in deals:
+        if not is_int(d) or not 0 <= d <= MAX_DEAL:
+            raise GameCodeError(f"deal {shown(d)} is not a deal number (0 … {MAX_DEAL})")
+    deals = [int(d) for d in deals]
+    max_seconds, max_nodes = _check_budget(max_seconds, max_nodes)
     if ray is not None:
         ray = check_address(ray)
+    for name, value in (("jobs", jobs), ("chunk", chunk)):
+        if value is not None and (not is_int(value) or value < 1):
+            raise ArgumentError(f"{name} must be an integer of 1 or more, not {shown(value)}")
     jobs = None if jobs is None else int(jobs)
-    if jobs is not None and jobs < 1:
-        raise ArgumentError(f"jobs must be 1 or more, not {jobs}")
     if clock not in ("wall", "cpu"):
         raise ArgumentError(f"clock must be 'wall' or 'cpu', not {shown(clock)}")
+    if out is not None and not isinstance(out, (str, os.PathLike)):
+        raise ArgumentError(f"out must be a path, not {shown(out)}")
     done = read_results(out, variant) if out is not None else {}
+    return _solve_many(variant, deals, done, max_seconds, max_nodes, jobs, out, progress, ray,
+                       chunk, clock)  # fmt: skip
+
+
+def _solve_many(
+    variant, deals, done, max_seconds, max_nodes, jobs, out, progress, ray, chunk, clock
+) -> Iterator[dict[str, Any]]:
+    from solitaire_gym.distributed import run_deals
+
     todo = [d for d in deals if d not in done]
     bar = _Progress(len(todo), variant.tag, progress)
     counts = dict.fromkeys(VERDICTS, 0)

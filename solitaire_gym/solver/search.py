@@ -151,7 +151,7 @@ def _as_game(game_or_code: Any) -> Game:
 
 def _check_budget(max_seconds: Any, max_nodes: Any) -> tuple[float | None, int | None]:
     if max_seconds is not None:
-        if isinstance(max_seconds, bool) or not isinstance(max_seconds, (int, float, np.number)):
+        if not (is_int(max_seconds) or isinstance(max_seconds, (float, np.floating))):
             raise ArgumentError(
                 f"max_seconds must be a number of seconds, not {shown(max_seconds)}"
             )
@@ -434,7 +434,10 @@ def _zobrist() -> np.ndarray:
 
 def certify(start: dict[str, Any], solution: list[str]) -> None:
     """Replay ``solution`` through :class:`Game` from ``start``; raise :class:`SolverBug` unless
-    every move is legal and the game ends won."""
+    every move is legal and the game ends won (:class:`ArgumentError` if ``solution`` is not a
+    list of move strings)."""
+    if not isinstance(solution, (list, tuple)) or not all(isinstance(m, str) for m in solution):
+        raise ArgumentError(f"a solution is a list of move strings, not {shown(solution)}")
     g = Game.from_dict(start, undo_depth=0)
     for i, move in enumerate(solution):
         try:
