@@ -298,17 +298,20 @@ def load_trace(path: str | os.PathLike) -> Trace:
         # O_NONBLOCK: opening a named pipe with no writer would wait for one; opened so, it is
         # refused below like any file that is not a regular one.
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            os.close(fd)
+            raise TraceError(f"trace {name} is not a regular file")
         with open(fd, "rb") as f:
-            info = os.fstat(f.fileno())
-            if not stat.S_ISREG(info.st_mode):
-                raise TraceError(f"trace {name} is not a regular file")
             # Not f.read(MAX_TRACE_BYTES + 1): that allocates the whole limit for any file.
             small = info.st_size <= MAX_TRACE_BYTES
             data = f.read() if small else f.read(MAX_TRACE_BYTES + 1)
         if len(data) > MAX_TRACE_BYTES:
             raise TraceError(f"trace {name} is larger than {MAX_TRACE_BYTES // 2**20} MiB")
         text = data.decode("utf-8")
-    except (OSError, UnicodeDecodeError, TypeError) as e:
+    except TraceError:
+        raise
+    except (OSError, UnicodeDecodeError, TypeError, ValueError) as e:  # ValueError: a NUL byte
         raise TraceError(f"cannot read trace {name}: {shown(str(e), 200)}") from None
     try:
         d = json.loads(text)

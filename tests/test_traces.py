@@ -217,6 +217,10 @@ def test_save_refuses_what_it_cannot_write(tmp_path):
 def test_unreadable_file(tmp_path):
     with pytest.raises(TraceError, match="cannot read trace"):
         load_trace(tmp_path / "missing.json")
+    with pytest.raises(TraceError, match="cannot read trace"):
+        load_trace("a\x00b.json")  # a NUL in the path
+    with pytest.raises(TraceError, match="not a regular file"):
+        load_trace(tmp_path)
 
 
 def test_cli_render_refuses_a_bad_trace(tmp_path, capsys):
