@@ -58,17 +58,26 @@ as plain arrays and a JSON record (format, observation layout id, variant, sizes
 how it was trained, the wins it scored on fixed deals). Loading uses ``allow_pickle=False``: no
 code object is ever unpickled, so a checkpoint from anywhere is safe to load. A checkpoint whose
 layout id differs from the package's (``solitaire_gym.envs.observation.layout_id``) is refused:
-the observation it was trained on no longer exists.
+the observation it was trained on no longer exists. Each array's ``.npy`` header is read and
+checked before its data: a weight must have its parameter's shape and be float32 (either byte
+order; float64 is refused, not rounded: :func:`save_policy` never writes it) with finite values,
+the metadata a byte string of at most :data:`MAX_META_BYTES`, so a damaged or hostile file is
+refused by name (:class:`CheckpointError`) without allocating more than those sizes.
 """
 
 from __future__ import annotations
 
 import json
+import lzma
+import math
 import os
+import zipfile
+import zlib
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import numpy as np
+from numpy.lib import format as npy_format
 
 from agents.base import Agent
 from agents.memory import MODES, PlayMemory
@@ -90,6 +99,7 @@ from solitaire_gym.engine.cards import RANKS, SUITS, rank_of, suit_of
 from solitaire_gym.engine.variants import G_COLS, L_N
 from solitaire_gym.envs.core import EnvOptions
 from solitaire_gym.envs.observation import DEPTH_SCALE, layout, layout_id, row_faces
+from solitaire_gym.errors import shown
 
 FORMAT = "solitaire_gym-policy"
 FORMAT_VERSION = 1
@@ -236,7 +246,7 @@ def build_net(arch: dict[str, Any], spec: dict[str, Any]):
             raise CheckpointError(f"architecture {name}={v!r}: expected true or false")
         if v and kind != "cards":
             raise CheckpointError(f"{name}=true needs kind 'cards', not {kind!r}")
-    if memory_mode not in MODES:
+    if not isinstance(memory_mode, str) or memory_mode not in MODES:
         raise CheckpointError(f"architecture memory_mode={memory_mode!r}: expected one of "
                               f"{', '.join(MODES)}")  # fmt: skip
     if kind not in ARCHS:
@@ -649,20 +659,116 @@ def save_policy(path: str | os.PathLike[str], net, meta: dict[str, Any]) -> None
     save_npz(path, arrays)
 
 
+_READ_ERRORS = (
+    OSError,
+    EOFError,
+    ValueError,
+    RuntimeError,
+    zipfile.BadZipFile,
+    zlib.error,
+    lzma.LZMAError,
+)
+"""What reading a damaged zip, ``.npy`` member or JSON record can raise: a bad CRC, a truncated or
+corrupt compressed stream, an unsupported compression method or an encrypted member
+(``NotImplementedError`` and ``RuntimeError``), JSON nested too deep (``RecursionError``)."""
+
+
+def _checkpoint_path(path: str | os.PathLike[str]) -> Path:
+    """``path`` as a :class:`Path`; a :class:`TypeError` naming it when it is no path at all."""
+    if not isinstance(path, (str, os.PathLike)):
+        raise TypeError(f"checkpoint path must be a str or os.PathLike, not {path!r}")
+    return Path(path)
+
+
+def _members(zf: zipfile.ZipFile, path: Path) -> dict[str, str]:
+    """Array name -> zip member of each member of the ``.npz`` ``zf`` (the name is the member's,
+    less ``.npy``, as ``np.load`` reads it); a name that two members share is refused."""
+    out: dict[str, str] = {}
+    for member in zf.namelist():
+        name = member.removesuffix(".npy")
+        if name in out:
+            raise CheckpointError(f"{path}: array {name!r} is stored twice")
+        out[name] = member
+    return out
+
+
+def _npy_header(f: IO[bytes], what: str) -> tuple[tuple[int, ...], bool, np.dtype]:
+    """The shape, Fortran order flag and dtype that the ``.npy`` header at the start of ``f``
+    declares, ``f`` left at the start of the data; a :class:`CheckpointError` naming ``what``
+    when there is no readable header of format version 1.0 or 2.0."""
+    try:
+        version = npy_format.read_magic(f)
+    except ValueError:
+        raise CheckpointError(f"{what} is not an .npy array") from None
+    if version == (1, 0):
+        read = npy_format.read_array_header_1_0
+    elif version == (2, 0):
+        read = npy_format.read_array_header_2_0
+    else:
+        raise CheckpointError(f"{what} is an .npy array of version {version}, not 1.0 or 2.0")
+    try:
+        shape, fortran, dtype = read(f)
+    except ValueError:
+        raise CheckpointError(f"{what} has a damaged .npy header") from None
+    if dtype.hasobject:
+        raise CheckpointError(f"{what} holds Python objects, which are never loaded")
+    return tuple(shape), bool(fortran), dtype
+
+
+def _npy_data(f: IO[bytes], what: str, shape: tuple[int, ...], fortran: bool,
+              dtype: np.dtype) -> np.ndarray:  # fmt: skip
+    """The array of ``shape`` and ``dtype`` whose data follows the header in ``f`` (read-only);
+    a :class:`CheckpointError` naming ``what`` unless the data is exactly that many bytes. Call
+    it only with a shape already checked: it reads that many bytes."""
+    size = math.prod(shape) * dtype.itemsize
+    data = f.read(size + 1)  # one more byte, to see that the data ends there
+    if len(data) < size:
+        raise CheckpointError(
+            f"{what} is truncated: {len(data)} of the {size} bytes its header declares"
+        )
+    if len(data) > size:
+        raise CheckpointError(f"{what} has data past the {size} bytes its header declares")
+    return np.frombuffer(data, dtype).reshape(shape, order="F" if fortran else "C")
+
+
+def _read_weight(f: IO[bytes], what: str, like) -> np.ndarray:
+    """The weight stored as the ``.npy`` member ``f``, for the parameter tensor ``like``: its
+    header must declare ``like``'s shape and dtype (either byte order) before any data is read,
+    and its values must be finite; a :class:`CheckpointError` naming ``what`` otherwise. Returns
+    a writable array in native byte order."""
+    want = like.detach().cpu().numpy().dtype
+    shape, fortran, dtype = _npy_header(f, what)
+    if dtype.newbyteorder("<") != want.newbyteorder("<"):
+        raise CheckpointError(f"{what} is {dtype}, not {want}")
+    if shape != tuple(like.shape):
+        raise CheckpointError(f"{what} has shape {shape}, not {tuple(like.shape)}")
+    w = np.array(_npy_data(f, what, shape, fortran, dtype), dtype=want)
+    if w.dtype.kind in "fc" and not np.isfinite(w).all():
+        raise CheckpointError(f"{what} holds NaN or infinite values")
+    return w
+
+
 def read_policy_meta(path: str | os.PathLike[str]) -> dict[str, Any]:
     """The JSON record of a policy checkpoint, checked for format and layout."""
-    path = Path(path)
+    path = _checkpoint_path(path)
     if not path.is_file():
         raise CheckpointError(f"no policy checkpoint at {path}")
     try:
-        with np.load(path, allow_pickle=False) as z:
-            raw = z["meta"]
-            if raw.dtype != np.uint8 or raw.ndim != 1 or raw.size > MAX_META_BYTES:
-                raise CheckpointError(f"{path}: its metadata is not a short byte string")
-            meta = json.loads(bytes(raw).decode("ascii"))
+        with zipfile.ZipFile(path) as zf:
+            members = _members(zf, path)
+            if "meta" not in members:
+                raise CheckpointError(f"{path} is not a policy checkpoint: it has no metadata")
+            what = f"{path}: its metadata"
+            with zf.open(members["meta"]) as f:
+                shape, fortran, dtype = _npy_header(f, what)
+                if (dtype.newbyteorder("<") != np.dtype(np.uint8) or len(shape) != 1
+                        or shape[0] > MAX_META_BYTES):  # fmt: skip
+                    raise CheckpointError(f"{what} is not a short byte string")
+                raw = _npy_data(f, what, shape, fortran, dtype)
+        meta = json.loads(raw.tobytes().decode("ascii"))
     except CheckpointError:
         raise
-    except Exception as e:  # zip, npy or JSON damage: all mean "not a checkpoint of ours"
+    except _READ_ERRORS as e:  # zip, npy or JSON damage: all mean "not a checkpoint of ours"
         raise CheckpointError(f"{path} is not a policy checkpoint ({type(e).__name__})") from None
     if not isinstance(meta, dict) or meta.get("format") != FORMAT:
         raise CheckpointError(f"{path} is not a {FORMAT} checkpoint")
@@ -709,20 +815,29 @@ def load_policy(
     if game is not None:
         check_game(meta, game, options, f"checkpoint {path}")
     spec = game_spec(meta["game"], meta["options"])
-    net = build_net(meta["arch"], spec)
+    try:
+        net = build_net(meta["arch"], spec)
+    except CheckpointError as e:
+        raise CheckpointError(f"{path}: {e}") from None
     state = net.state_dict()
-    with np.load(path, allow_pickle=False) as z:
-        names = {k[2:] for k in z.files if k.startswith("w/")}
-        if names != set(state):
-            raise CheckpointError(
-                f"{path}: its weights do not fit architecture {meta['arch']} "
-                f"({sorted(names ^ set(state))[:3]} ...)"
-            )
-        for k, v in state.items():
-            w = z[f"w/{k}"]
-            if w.dtype != np.float32 or tuple(w.shape) != tuple(v.shape):
-                raise CheckpointError(f"{path}: weight {k!r} has shape {w.shape}, not {v.shape}")
-            state[k] = torch.from_numpy(np.array(w))
+    try:
+        with zipfile.ZipFile(path) as zf:
+            members = _members(zf, path)
+            names = {k[2:] for k in members if k.startswith("w/")}
+            if names != set(state):
+                raise CheckpointError(
+                    f"{path}: its weights do not fit architecture {meta['arch']} "
+                    f"({sorted(names ^ set(state))[:3]} ...)"
+                )
+            for k, v in state.items():
+                with zf.open(members[f"w/{k}"]) as f:
+                    state[k] = torch.from_numpy(_read_weight(f, f"{path}: weight {k!r}", v))
+    except CheckpointError:
+        raise
+    except _READ_ERRORS as e:
+        raise CheckpointError(
+            f"{path} is not a readable policy checkpoint ({type(e).__name__}: {shown(str(e), 200)})"
+        ) from None
     net.load_state_dict(state)
     return PolicyAgent(net, meta, name=name, deterministic=deterministic, seed=seed)
 
@@ -743,6 +858,8 @@ def learned_agent(variant: str, **kwargs) -> PolicyAgent:
     with ``variant``'s (Seahaven 2 or 1 cells: the 4-cell policy; Double Solitaire draw 3 with
     Vegas scoring: draw 3 with Normal scoring; the layouts are the same);
     ``agent.meta["variant"]`` says which it is."""
+    if not isinstance(variant, str):
+        raise TypeError(f"variant must be a variant tag such as 'SH1-C4', not {variant!r}")
     paths = committed_policies()
     if variant not in paths:
         same_game = [t for t in paths if t.split("-")[0] == variant.split("-")[0]]
