@@ -27,6 +27,7 @@ import numba as nb
 import numpy as np
 
 from agents.greedy import TABLE, _lookup, _obs_hash
+from solitaire_gym.errors import is_int
 
 LEVELS = 4
 """Counts a network tells apart: 0, 1, 2, and 3 or more plays of an action from a position."""
@@ -85,7 +86,7 @@ class PlayMemory:
     says (:data:`MODES`)."""
 
     def __init__(self, n: int, mode: str = "count") -> None:
-        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
+        if not is_int(n) or n < 1:
             raise ValueError(f"PlayMemory needs 1 or more games, not {n!r}")
         _check_mode(mode)
         self.mode = mode

@@ -66,9 +66,7 @@ class Game:
             raise GameCodeError(f"a Game needs a Variant, not {type(variant).__name__}")
         variant.code(deal)  # validates the deal number
         if undo_depth is not None and (
-            not is_int(undo_depth)
-            or isinstance(undo_depth, bool)
-            or not 0 <= undo_depth <= MAX_UNDO_DEPTH
+            not is_int(undo_depth) or not 0 <= undo_depth <= MAX_UNDO_DEPTH
         ):
             raise ArgumentError(
                 f"undo_depth must be an integer in 0 … {MAX_UNDO_DEPTH}, not {shown(undo_depth)}"

@@ -136,7 +136,7 @@ class Batch:
             ("size", size, 1, MAX_BATCH),
             ("undo_depth", undo_depth, 0, MAX_UNDO_DEPTH),
         ):
-            if not is_int(value) or isinstance(value, bool) or not low <= value <= high:
+            if not is_int(value) or not low <= value <= high:
                 raise ArgumentError(
                     f"{name} must be an integer in {low} … {high}, not {shown(value)}"
                 )

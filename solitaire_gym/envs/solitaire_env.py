@@ -121,9 +121,7 @@ class SolitaireEnv(gym.Env):
         if isinstance(max_episode_steps, str) and max_episode_steps == "default":
             max_episode_steps = DEFAULT_MAX_EPISODE_STEPS[self.options.variant.prefix]
         if max_episode_steps is not None and (
-            not is_int(max_episode_steps)
-            or isinstance(max_episode_steps, bool)
-            or max_episode_steps < 1
+            not is_int(max_episode_steps) or max_episode_steps < 1
         ):
             raise ValueError(
                 "max_episode_steps must be a positive integer, None (no limit) or 'default', "

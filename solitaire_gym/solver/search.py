@@ -162,7 +162,7 @@ def _check_budget(max_seconds: Any, max_nodes: Any) -> tuple[float | None, int |
         if not max_seconds > 0 or math.isnan(max_seconds):
             raise ArgumentError(f"max_seconds must be more than 0, not {shown(max_seconds)}")
     if max_nodes is not None:
-        if isinstance(max_nodes, bool) or not is_int(max_nodes):
+        if not is_int(max_nodes):
             raise ArgumentError(f"max_nodes must be an integer, not {shown(max_nodes)}")
         max_nodes = int(max_nodes)
         if max_nodes <= 0:
