@@ -463,7 +463,9 @@ class TraceRecorder(gym.Wrapper):
     ``directory``, as ``{name_prefix}-{n:06d}-{code}.json``; ``paths`` lists the files written.
     Refused (illegal) actions change nothing and are not recorded; an env undo is written as
     ``"undo"``; a game reset from ``options={"state": ...}`` keeps its start position. An episode
-    cut short by a reset is not written."""
+    cut short by a reset is not written. ``name_prefix`` is a plain file name (1 to 64 ASCII
+    letters, digits, ``.``, ``_`` or ``-``) and ``agent`` a string or None; both are checked
+    when the recorder is made (:class:`TraceError`)."""
 
     def __init__(
         self,
