@@ -12,7 +12,7 @@ array               dtype, shape     meaning
 ``labels``          int16 (T,)       the teacher's action
 ``safe``            bool (T,)        the label is proven to keep the game winnable
 ``played``          int16 (T,)       the action played there (the label, or the student's)
-``episode``         int32 (T,)       the deal each position comes from
+``episode``         int64 (T,)       the deal each position comes from
 ``deals``           int64 (E,)       the shard's deals, with ``won`` (E,) bool
 ``meta``            uint8 (bytes)    JSON: variant, layout version, sizes, how it was made
 ==================  ===============  ========================================================
@@ -84,12 +84,87 @@ def save_npz(path: str | os.PathLike[str] | Any, arrays: dict[str, np.ndarray]) 
     os.replace(tmp, path)
 
 
+_SHARD_ARRAYS = {  # name: (dtype kind and size, per row (T) or per deal (E)), as write_shard writes
+    "codebook": ("f4", None),
+    "obs": ("u1", "T"),
+    "masks": ("u1", "T"),
+    "labels": ("i2", "T"),
+    "safe": ("b1", "T"),
+    "played": ("i2", "T"),
+    "episode": ("i8", "T"),
+    "deals": ("i8", "E"),
+    "won": ("b1", "E"),
+    "meta": ("u1", None),
+}
+_MAX_META_BYTES = 1 << 20
+# What a damaged shard can raise while it is read (zip, deflate or .npy damage; numpy's refusal of
+# an object array; an allocation a forged header asks for).
+_READ_ERRORS = (OSError, EOFError, ValueError, RuntimeError, KeyError, MemoryError)
+
+
+def _meta_of(z, path) -> dict[str, Any]:
+    raw = z["meta"]
+    if raw.dtype != np.uint8 or raw.ndim != 1 or raw.size > _MAX_META_BYTES:
+        raise ShardError(f"{path}: its metadata is not a short byte string")
+    meta = json.loads(raw.tobytes().decode("ascii"))
+    if not isinstance(meta, dict):
+        raise ShardError(f"{path}: its metadata is not a JSON object")
+    for key in ("n_actions", "obs_dim"):
+        v = meta.get(key)
+        if isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= 1 << 16:
+            raise ShardError(f"{path}: metadata {key!r} is {v!r}, not a size")
+    return meta
+
+
 def read_meta(path: str | os.PathLike[str]) -> dict[str, Any]:
-    with np.load(path, allow_pickle=False) as z:
-        try:
-            return json.loads(bytes(z["meta"]).decode("ascii"))
-        except (KeyError, ValueError, UnicodeDecodeError) as e:
-            raise ShardError(f"{path}: no readable metadata ({e})") from None
+    """A shard's JSON record (variant, sizes, how it was made); :class:`ShardError` naming the
+    file when it is not a shard or its record is not readable."""
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            return _meta_of(z, path)
+    except ShardError:
+        raise
+    except (*_READ_ERRORS, UnicodeDecodeError) as e:
+        raise ShardError(
+            f"{path}: not a shard with readable metadata ({type(e).__name__})"
+        ) from None
+
+
+def _read_shard(path, meta: dict[str, Any]) -> dict[str, np.ndarray]:
+    """Every array of the shard at ``path``, checked against :data:`_SHARD_ARRAYS` and ``meta``:
+    dtypes, matching row counts, the observation and mask widths, observation indices inside the
+    codebook, labels and played actions inside the action space; :class:`ShardError` otherwise."""
+    n_act, dim = meta["n_actions"], meta["obs_dim"]
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            missing = sorted(set(_SHARD_ARRAYS) - set(z.files))
+            if missing:
+                raise ShardError(f"{path}: not a shard (no {', '.join(missing)})")
+            a = {k: z[k] for k in _SHARD_ARRAYS if k != "meta"}
+    except ShardError:
+        raise
+    except _READ_ERRORS as e:
+        raise ShardError(f"{path}: an array is not readable ({type(e).__name__})") from None
+    rows = {"T": len(a["labels"]), "E": len(a["deals"])}
+    for k, (kind, per) in _SHARD_ARRAYS.items():
+        if k == "meta":
+            continue
+        want = np.dtype(kind)
+        ndim = 2 if k in ("obs", "masks") else 1
+        if a[k].dtype.newbyteorder("=") != want.newbyteorder("=") or a[k].ndim != ndim:
+            raise ShardError(f"{path}: array {k!r} is {a[k].dtype} {a[k].shape}, not {want}")
+        if per is not None and len(a[k]) != rows[per]:
+            raise ShardError(f"{path}: array {k!r} has {len(a[k])} rows, not {rows[per]}")
+    if a["obs"].shape[1:] != (dim,) or a["masks"].shape[1:] != ((n_act + 7) // 8,):
+        raise ShardError(f"{path}: observations or masks do not have the widths its metadata says")
+    if not np.isfinite(a["codebook"]).all():
+        raise ShardError(f"{path}: its codebook is not a list of finite values")
+    if a["obs"].size and int(a["obs"].max()) >= a["codebook"].size:
+        raise ShardError(f"{path}: an observation index past its codebook")
+    for k in ("labels", "played"):
+        if a[k].size and (int(a[k].min()) < 0 or int(a[k].max()) >= n_act):
+            raise ShardError(f"{path}: array {k!r} holds an action outside 0 … {n_act - 1}")
+    return a
 
 
 def game_starts(episode: np.ndarray) -> np.ndarray:
@@ -128,24 +203,20 @@ def load_shards(
         meta = read_meta(p)
         if variant is not None and meta.get("variant") != variant:
             raise ShardError(f"{p} holds {meta.get('variant')!r} positions, not {variant!r}")
-        with np.load(p, allow_pickle=False) as z:
-            if n_act is None:
-                n_act = int(meta["n_actions"])
-            if int(meta["n_actions"]) != n_act:
-                raise ShardError(f"{p}: {meta['n_actions']} actions, other shards {n_act}")
-            codebook = z["codebook"]
-            idx = z["obs"]
-            if idx.size and int(idx.max()) >= codebook.size:
-                raise ShardError(f"{p}: an observation index past its codebook")
-            parts.setdefault("obs", []).append(codebook[idx])
-            masks = np.unpackbits(z["masks"], axis=1, count=n_act).astype(bool)
-            parts.setdefault("masks", []).append(masks)
-            for k in ("labels", "safe", "played", "episode", "deals", "won"):
-                parts.setdefault(k, []).append(z[k])
-            for d in z["deals"].tolist():
-                if d in holder:
-                    raise ShardError(f"{holder[d]} and {p} both hold training deal {d}")
-                holder[d] = str(p)
+        if n_act is None:
+            n_act = meta["n_actions"]
+        if meta["n_actions"] != n_act:
+            raise ShardError(f"{p}: {meta['n_actions']} actions, other shards {n_act}")
+        z = _read_shard(p, meta)
+        parts.setdefault("obs", []).append(z["codebook"][z["obs"]])
+        masks = np.unpackbits(z["masks"], axis=1, count=n_act).astype(bool)
+        parts.setdefault("masks", []).append(masks)
+        for k in ("labels", "safe", "played", "episode", "deals", "won"):
+            parts.setdefault(k, []).append(z[k])
+        for d in z["deals"].tolist():
+            if d in holder:
+                raise ShardError(f"{holder[d]} and {p} both hold training deal {d}")
+            holder[d] = str(p)
     if not parts:
         raise ShardError("no shards to load")
     out = {k: np.concatenate(v) for k, v in parts.items()}

@@ -125,6 +125,61 @@ def test_shards_round_trip_bit_for_bit(tmp_path, episodes):
         load_shards([p, q], variant="SH1-C4")
 
 
+def _reshard(src, dst, change) -> None:
+    """``src``'s arrays with ``change`` (name -> new array, or None to drop it) written to ``dst``."""
+    with np.load(src, allow_pickle=False) as z:
+        arrays = {k: z[k] for k in z.files}
+    for k, v in change.items():
+        if v is None:
+            arrays.pop(k)
+        else:
+            arrays[k] = v
+    np.savez_compressed(dst, **arrays)
+
+
+def test_damaged_shards_are_refused_by_name(tmp_path, episodes):
+    """A shard whose arrays are not what write_shard writes is refused naming the file (and the
+    array), before any of it is used: out-of-range labels would index masks from the far end,
+    object arrays are never loaded, a missing array or field is not a KeyError."""
+    p = tmp_path / "s.npz"
+    write_shard(p, episodes, {"variant": "SH1-C4"})
+    with np.load(p) as z:
+        labels, obs, meta = z["labels"], z["obs"], z["meta"]
+    n = json.loads(meta.tobytes())["n_actions"]
+
+    def meta_with(**kw):
+        m = {**json.loads(meta.tobytes()), **kw}
+        return np.frombuffer(json.dumps(m).encode(), np.uint8)
+
+    cases = [
+        ({"labels": np.full_like(labels, -1)}, "'labels' holds an action outside"),
+        ({"played": np.full_like(labels, n)}, "'played' holds an action outside"),
+        ({"labels": labels.astype(np.int64)}, "array 'labels' is int64"),
+        ({"safe": np.zeros(len(labels) - 1, bool)}, "array 'safe' has"),
+        ({"obs": obs[:, :-1]}, "widths its metadata says"),
+        ({"obs": np.full_like(obs, 255)}, "past its codebook"),
+        ({"won": None}, "not a shard \\(no won\\)"),
+        ({"meta": meta_with(n_actions="many")}, "metadata 'n_actions'"),
+        ({"meta": np.frombuffer(b"[1, 2]", np.uint8)}, "not a JSON object"),
+        ({"meta": np.frombuffer(b"{bad", np.uint8)}, "not a shard with readable metadata"),
+        ({"meta": None}, "not a shard with readable metadata"),
+        ({"codebook": np.array([np.nan], np.float32)}, "codebook"),
+    ]
+    for k, (change, message) in enumerate(cases):
+        q = tmp_path / f"bad{k}.npz"
+        _reshard(p, q, change)
+        with pytest.raises(ShardError, match=message) as e:
+            load_shards([q], variant="SH1-C4")
+        assert str(q) in str(e.value)
+    q = tmp_path / "objects.npz"
+    np.savez(q, **{"meta": np.array([{"a": 1}], dtype=object)})
+    with pytest.raises(ShardError, match="not a shard"):
+        load_shards([q])
+    q.write_bytes(b"not a zip")
+    with pytest.raises(ShardError, match="not a shard"):
+        load_shards([q])
+
+
 @pytest.mark.parametrize(
     "kind, extra",
     [("mlp", {}), ("cards", {}), ("cards", {"lookup": True, "piles": True, "moves": True})],
