@@ -26,7 +26,10 @@ env's, bit for bit.
 from __future__ import annotations
 
 import json
+import lzma
 import os
+import zipfile
+import zlib
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -97,9 +100,22 @@ _SHARD_ARRAYS = {  # name: (dtype kind and size, per row (T) or per deal (E)), a
     "meta": ("u1", None),
 }
 _MAX_META_BYTES = 1 << 20
-# What a damaged shard can raise while it is read (zip, deflate or .npy damage; numpy's refusal of
-# an object array; an allocation a forged header asks for).
-_READ_ERRORS = (OSError, EOFError, ValueError, RuntimeError, KeyError, MemoryError)
+
+NPZ_READ_ERRORS = (
+    OSError,
+    EOFError,
+    ValueError,
+    RuntimeError,
+    zipfile.BadZipFile,
+    zlib.error,
+    lzma.LZMAError,
+)
+"""What reading a damaged ``.npz`` (a shard here, a policy checkpoint in :mod:`agents.policy`)
+can raise: a bad CRC, a truncated or corrupt compressed stream, an unsupported compression method
+or an encrypted member (``NotImplementedError`` and ``RuntimeError``), numpy's refusal of an
+object array and ``.npy`` damage (``ValueError``), JSON nested too deep (``RecursionError``)."""
+# With np.load, as a shard is read: also a missing array, and the allocation a forged header asks for.
+_READ_ERRORS = (*NPZ_READ_ERRORS, KeyError, MemoryError)
 
 
 def _meta_of(z, path) -> dict[str, Any]:

@@ -68,11 +68,9 @@ refused by name (:class:`CheckpointError`) without allocating more than those si
 from __future__ import annotations
 
 import json
-import lzma
 import math
 import os
 import zipfile
-import zlib
 from pathlib import Path
 from typing import IO, Any
 
@@ -80,6 +78,7 @@ import numpy as np
 from numpy.lib import format as npy_format
 
 from agents.base import Agent
+from agents.dataset import NPZ_READ_ERRORS, save_npz
 from agents.memory import MODES, PlayMemory
 from solitaire_gym.engine.actions import (
     K_CF,
@@ -654,23 +653,8 @@ def save_policy(path: str | os.PathLike[str], net, meta: dict[str, Any]) -> None
     full = {**complete_meta(meta), "format": FORMAT, "format_version": FORMAT_VERSION}
     arrays = {f"w/{k}": v.detach().cpu().numpy() for k, v in net.state_dict().items()}
     arrays["meta"] = np.frombuffer(json.dumps(full, sort_keys=True).encode("ascii"), np.uint8)
-    from agents.dataset import save_npz
 
     save_npz(path, arrays)
-
-
-_READ_ERRORS = (
-    OSError,
-    EOFError,
-    ValueError,
-    RuntimeError,
-    zipfile.BadZipFile,
-    zlib.error,
-    lzma.LZMAError,
-)
-"""What reading a damaged zip, ``.npy`` member or JSON record can raise: a bad CRC, a truncated or
-corrupt compressed stream, an unsupported compression method or an encrypted member
-(``NotImplementedError`` and ``RuntimeError``), JSON nested too deep (``RecursionError``)."""
 
 
 def _checkpoint_path(path: str | os.PathLike[str]) -> Path:
@@ -768,7 +752,7 @@ def read_policy_meta(path: str | os.PathLike[str]) -> dict[str, Any]:
         meta = json.loads(raw.tobytes().decode("ascii"))
     except CheckpointError:
         raise
-    except _READ_ERRORS as e:  # zip, npy or JSON damage: all mean "not a checkpoint of ours"
+    except NPZ_READ_ERRORS as e:  # zip, npy or JSON damage: all mean "not a checkpoint of ours"
         raise CheckpointError(f"{path} is not a policy checkpoint ({type(e).__name__})") from None
     if not isinstance(meta, dict) or meta.get("format") != FORMAT:
         raise CheckpointError(f"{path} is not a {FORMAT} checkpoint")
@@ -834,7 +818,7 @@ def load_policy(
                     state[k] = torch.from_numpy(_read_weight(f, f"{path}: weight {k!r}", v))
     except CheckpointError:
         raise
-    except _READ_ERRORS as e:
+    except NPZ_READ_ERRORS as e:
         raise CheckpointError(
             f"{path} is not a readable policy checkpoint ({type(e).__name__}: {shown(str(e), 200)})"
         ) from None

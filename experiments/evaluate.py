@@ -56,7 +56,7 @@ from agents.named import POLICY_NAMES, make_agent
 from agents.play import VARIANTS, EpisodeResult, eval_deals, play_chunk, play_deals
 from agents.stats import summarize
 from solitaire_gym.distributed import add_ray_argument
-from solitaire_gym.errors import shown
+from solitaire_gym.errors import is_int, shown
 from solitaire_gym.solver import VERDICTS
 
 BATCH = 256
@@ -121,10 +121,6 @@ def _read_json(path: Path, fields: tuple[str, ...]) -> dict:
     return raw
 
 
-def _is_int(x) -> bool:
-    return isinstance(x, int) and not isinstance(x, bool)
-
-
 def _by_variant(x, ok) -> bool:
     """Is ``x`` {variant: {key: value}} with ``ok(key, value)`` true of every entry?"""
     return isinstance(x, dict) and all(
@@ -137,8 +133,8 @@ def _misshapen(raw: dict) -> str:
     evaluate.py reads (the shapes ``write_outputs`` writes), or "" if nothing."""
     if "deals" in raw:
         d = raw["deals"]
-        if not (isinstance(d, dict) and _is_int(d.get("count")) and d["count"] >= 0
-                and (_is_int(d.get("first")) or (d.get("first") is None and not d["count"]))):  # fmt: skip
+        if not (isinstance(d, dict) and is_int(d.get("count")) and d["count"] >= 0
+                and (is_int(d.get("first")) or (d.get("first") is None and not d["count"]))):  # fmt: skip
             return "'deals' is not {'first': deal, 'count': n}"
     if "command" in raw and not isinstance(raw["command"], str):
         return "'command' is not a string"
