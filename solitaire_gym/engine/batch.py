@@ -114,7 +114,7 @@ def int_array(values, what: str) -> np.ndarray:
         arr = np.asarray(values)
     except (ValueError, TypeError, OverflowError, RecursionError):
         raise ArgumentError(f"{what} must be integers, not {shown(values)}") from None
-    if arr.size and (arr.dtype == np.bool_ or not is_int_dtype(arr.dtype)):
+    if arr.size and not is_int_dtype(arr.dtype):
         raise ArgumentError(f"{what} must be integers, not {shown(values)}")
     if arr.size and arr.dtype == np.uint64 and int(arr.max()) > np.iinfo(np.int64).max:
         raise ArgumentError(f"{what}: {int(arr.max())} is out of range")

@@ -87,7 +87,7 @@ class SB3VecEnv(VecEnv):
         # Integers only: a cast would make NaN a huge negative number (a silent no-op that still
         # counts toward the step limit) and 0.9 the action 0.
         act = action_array(actions)
-        if act.dtype == np.bool_ or not is_int_dtype(act.dtype):
+        if not is_int_dtype(act.dtype):
             raise ArgumentError(f"actions must be integers, not {shown(actions)}")
         act = act.reshape(-1)
         if act.shape[0] != self.num_envs:
