@@ -37,6 +37,7 @@ from typing import Any
 import numpy as np
 
 from agents.teacher import Episode
+from solitaire_gym.errors import is_int
 
 
 class ShardError(ValueError):
@@ -99,7 +100,8 @@ _SHARD_ARRAYS = {  # name: (dtype kind and size, per row (T) or per deal (E)), a
     "won": ("b1", "E"),
     "meta": ("u1", None),
 }
-_MAX_META_BYTES = 1 << 20
+MAX_META_BYTES = 1 << 20
+"""The most bytes a shard's or a policy checkpoint's JSON metadata may hold when read."""
 
 NPZ_READ_ERRORS = (
     OSError,
@@ -120,14 +122,14 @@ _READ_ERRORS = (*NPZ_READ_ERRORS, KeyError, MemoryError)
 
 def _meta_of(z, path) -> dict[str, Any]:
     raw = z["meta"]
-    if raw.dtype != np.uint8 or raw.ndim != 1 or raw.size > _MAX_META_BYTES:
+    if raw.dtype != np.uint8 or raw.ndim != 1 or raw.size > MAX_META_BYTES:
         raise ShardError(f"{path}: its metadata is not a short byte string")
     meta = json.loads(raw.tobytes().decode("ascii"))
     if not isinstance(meta, dict):
         raise ShardError(f"{path}: its metadata is not a JSON object")
     for key in ("n_actions", "obs_dim"):
         v = meta.get(key)
-        if isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= 1 << 16:
+        if not is_int(v) or not 1 <= v <= 1 << 16:
             raise ShardError(f"{path}: metadata {key!r} is {v!r}, not a size")
     return meta
 

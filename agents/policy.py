@@ -78,7 +78,7 @@ import numpy as np
 from numpy.lib import format as npy_format
 
 from agents.base import Agent
-from agents.dataset import NPZ_READ_ERRORS, save_npz
+from agents.dataset import MAX_META_BYTES, NPZ_READ_ERRORS, save_npz
 from agents.memory import MODES, PlayMemory
 from solitaire_gym.engine.actions import (
     K_CF,
@@ -105,7 +105,6 @@ FORMAT_VERSION = 1
 ARCHS = ("mlp", "cards")
 HEADS = ("policy", "factored")
 PLAY_RULES = ("policy", "veto", "factored")
-MAX_META_BYTES = 1 << 20
 
 
 class CheckpointError(ValueError):
