@@ -13,6 +13,10 @@ env.
 What an agent may look at is part of its contract, written in its ``uses`` attribute:
 
 - ``"observation"``: the observation and the mask only (the player's information);
+- ``"information"``: the information state through ``view`` (a :class:`GameView`): the search
+  player (``agents/search``) copies the games' engine state and deals every card the player has
+  not seen anew before it reads anything (``solitaire_gym.engine.information``), so what it does
+  depends on what the player has seen only (tested: hidden cards permuted, same moves);
 - ``"position"``: the whole position, hidden cards included, through ``view`` (a
   :class:`GameView`): an upper bound, not a player. Only :class:`~agents.SolverAgent` does this.
 
@@ -46,6 +50,18 @@ class GameView:
     def position(self, row: int) -> dict:
         """``Game.to_dict()`` of game ``row``: the whole position, hidden cards included."""
         return self._core.to_dict(int(row))
+
+    @property
+    def state(self):
+        """The engine state of the whole batch (``solitaire_gym.engine.state``), hidden cards
+        included; an agent whose ``uses`` is ``"information"`` deals the unseen cards of its
+        copies anew (``solitaire_gym.engine.information.redeal_unseen``) before it reads them."""
+        return self._core.state
+
+    @property
+    def options(self):
+        """The env's options (:class:`~solitaire_gym.envs.core.EnvOptions`)."""
+        return self._core.opts
 
     def code(self, row: int) -> str:
         return str(self._core.codes[int(row)])
@@ -110,9 +126,9 @@ class Agent:
         b = masks2.shape[0]
         starts2 = np.zeros(b, bool) if starts is None else np.asarray(starts, bool).reshape(b)
         active2 = np.ones(b, bool) if active is None else np.asarray(active, bool).reshape(b)
-        if self.uses == "position":
+        if self.uses in ("position", "information"):
             if view is None:
-                raise ValueError(f"{self.name} plays from the whole position: pass view=env")
+                raise ValueError(f"{self.name} plays from the engine's state: pass view=env")
             view = view_of(view)
         out = np.asarray(self._act(obs2, masks2, starts2, active2, view), np.int64)
         return int(out[0]) if single else out

@@ -102,6 +102,16 @@ def _obs_hash(o):
     return h
 
 
+@nb.njit(cache=True)
+def obs_hashes(obs):
+    """A 64-bit hash of each row of a batch of observations (the greedy agent's and the search's
+    name for a position as the player sees it)."""
+    out = np.empty(obs.shape[0], np.uint64)
+    for b in range(obs.shape[0]):
+        out[b] = _obs_hash(obs[b])
+    return out
+
+
 @nb.njit(cache=True, inline="always")
 def _red(face):
     s = face // 13
@@ -356,7 +366,13 @@ class GreedyAgent(Agent):
 
     name = "greedy"
 
-    def __init__(self, game: str | None = None, options: dict | None = None) -> None:
+    def __init__(self, game: str | None = None, options: dict | None = None, *,
+                 memory: int = TABLE) -> None:  # fmt: skip
+        """``memory``: (position, action) slots kept per game, more than the moves of the
+        longest game it will play (a search's short rollouts need fewer than a whole game)."""
+        if not isinstance(memory, int) or isinstance(memory, bool) or not 16 <= memory <= TABLE:
+            raise ValueError(f"memory must be an integer in 16 … {TABLE}, not {memory!r}")
+        self.memory = memory
         self._setup = None
         if game is not None:
             self.check_env(game, options)
@@ -385,8 +401,8 @@ class GreedyAgent(Agent):
 
     def _alloc(self, n: int) -> None:
         self._n = n
-        self.keys = np.zeros((n, TABLE), np.uint64)
-        self.counts = np.zeros((n, TABLE), np.int32)
+        self.keys = np.zeros((n, self.memory), np.uint64)
+        self.counts = np.zeros((n, self.memory), np.int32)
         self.last_card = np.full(n, -1, np.int64)
         self.last_from = np.full(n, -1, np.int64)
 

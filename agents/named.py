@@ -17,8 +17,43 @@ from pathlib import Path
 from agents.base import Agent, RandomAgent
 from agents.play import VARIANTS
 
-POLICY_NAMES = ("random", "greedy", "learned", "solver")
-"""The players with a name; a path to a policy checkpoint (``.npz``) is accepted as well."""
+POLICY_NAMES = ("random", "greedy", "learned", "search", "solver")
+"""The players with a name; a path to a policy checkpoint (``.npz``) is accepted as well, and
+``search@N`` (``N`` nodes per move) or ``search@N-l2`` (nested level 2) for another budget of the
+search player (:func:`search_budget`)."""
+
+
+def search_budget(name: str) -> tuple[int, int] | None:
+    """``(nodes, level)`` of a search player's name: ``search`` is the shipped budget
+    (``agents.search.DEFAULT_NODES``, level 1), ``search@256`` 256 nodes per move, ``search@256-l2``
+    the same at level 2; None for a name that is not the search player's. A malformed budget
+    raises ``ValueError`` naming it."""
+    if not isinstance(name, str) or not (name == "search" or name.startswith("search@")):
+        return None
+    from agents.search.rollouts import DEFAULT_NODES, MAX_LEVEL, MAX_NODES
+
+    if name == "search":
+        return DEFAULT_NODES, 1
+    spec = name[len("search@") :]
+    nodes, _, level = spec.partition("-l")
+    ok = nodes.isascii() and nodes.isdigit() and len(nodes) <= 8
+    ok = ok and (level == "" or (level.isascii() and level.isdigit() and len(level) == 1))
+    if ok and "-l" in spec and not level:
+        ok = False
+    n = int(nodes) if ok else 0
+    lv = int(level) if ok and level else 1
+    if not ok or not 1 <= n <= MAX_NODES or not 1 <= lv <= MAX_LEVEL:
+        raise ValueError(
+            f"bad search budget {name[:40]!r}: use search, search@N (N in 1 … {MAX_NODES} nodes "
+            f"per move) or search@N-lL (L in 1 … {MAX_LEVEL})"
+        )
+    return n, lv
+
+
+def is_policy_name(name: str) -> bool:
+    """Whether ``name`` names a player (:data:`POLICY_NAMES` or a search budget); a malformed
+    search budget raises ``ValueError``."""
+    return name in POLICY_NAMES or search_budget(name) is not None
 
 
 def make_agent(
@@ -33,7 +68,8 @@ def make_agent(
     """The player ``policy`` of ``variant`` (a tag of :data:`agents.play.VARIANTS`).
 
     ``policy`` is one of :data:`POLICY_NAMES` (``learned``: the committed policy network of the
-    variant, :func:`agents.policy.learned_agent`) or the path of a policy checkpoint
+    variant, :func:`agents.policy.learned_agent`; ``search``: the search player,
+    :class:`agents.search.RolloutSearch`, at its shipped budget, or ``search@N``), or the path of a policy checkpoint
     (:func:`agents.policy.load_policy`; a bad file raises
     :class:`agents.policy.CheckpointError`). ``seed`` seeds the random player; the solver's
     budget is per game and ``solver_cache`` (a dict) keeps its solutions between games.
@@ -56,10 +92,17 @@ def make_agent(
         from agents.policy import learned_agent
 
         return learned_agent(variant, game=game, options=options)
+    budget = search_budget(str(policy))
+    if budget is not None:
+        from agents.search import RolloutSearch
+
+        nodes, level = budget
+        return RolloutSearch(game, options, nodes=nodes, level=level, seed=seed, name=str(policy))
     if policy == "solver":
         from agents.solver_agent import SolverAgent
 
         return SolverAgent(max_seconds=solver_seconds, max_nodes=solver_nodes, cache=solver_cache)
     raise ValueError(
-        f"unknown policy {policy!r}: use {', '.join(POLICY_NAMES)} or a policy checkpoint (.npz)"
+        f"unknown policy {policy!r}: use {', '.join(POLICY_NAMES)}, search@N or a policy "
+        "checkpoint (.npz)"
     )

@@ -52,7 +52,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout
 
-from agents.named import POLICY_NAMES, make_agent
+from agents.named import POLICY_NAMES, is_policy_name, make_agent
 from agents.play import VARIANTS, EpisodeResult, eval_deals, play_chunk, play_deals
 from agents.stats import summarize
 from solitaire_gym.distributed import add_ray_argument
@@ -298,14 +298,18 @@ def _load_ppo(path: str, data: bytes, kwargs: dict):
         return MaskablePPOAgent.load(local, **kwargs)
 
 
-def play(args, make, game: str, options: dict, deals: list[int], record) -> tuple[list, dict]:
+def play(args, make, game: str, options: dict, deals: list[int], record) -> tuple[list, dict, dict]:
     """Every deal played by the agent that ``make()`` builds: here, or with ``--ray`` in
-    ranges of deals on Ray. Returns the results (in the order of ``deals``) and what the agent
-    learnt of each deal's solvability (the solver's verdicts, by code)."""
+    ranges of deals on Ray. Returns the results (in the order of ``deals``), what the agent
+    learnt of each deal's solvability (the solver's verdicts, by code) and, for the search
+    player played here, its mean nodes per move."""
     if args.ray is None:
         agent = make()
         results = play_deals(agent, game, options, deals, batch_size=BATCH, record=record)
-        return results, dict(getattr(agent, "verdicts", None) or {})
+        search = {}
+        if getattr(agent, "decisions", 0):  # the search player: the nodes it spent
+            search["nodes_per_move"] = round(agent.nodes_spent / agent.decisions, 1)
+        return results, dict(getattr(agent, "verdicts", None) or {}), search
     from solitaire_gym.distributed import chunk_size, chunks, cluster_cpus, connect, map_chunks
 
     r = connect(args.ray, jobs=args.jobs)
@@ -331,7 +335,7 @@ def play(args, make, game: str, options: dict, deals: list[int], record) -> tupl
     finally:
         if bar is not None:
             bar.close()
-    return [by_deal[d] for d in deals], known
+    return [by_deal[d] for d in deals], known, {}
 
 
 def evaluate(args) -> dict:
@@ -345,9 +349,13 @@ def evaluate(args) -> dict:
             raise SystemExit(f"evaluate.py: unknown variant {t!r}; use {', '.join(VARIANTS)}")
     policies = [p.strip() for p in args.policies.split(",") if p.strip()]
     for p in policies:
-        if p not in POLICY_NAMES:
-            raise SystemExit(f"evaluate.py: unknown policy {p!r} ({', '.join(POLICY_NAMES)}; "
-                             "other checkpoints with --ppo)")  # fmt: skip
+        try:
+            known = is_policy_name(p)
+        except ValueError as e:
+            raise SystemExit(f"evaluate.py: {e}") from None
+        if not known:
+            raise SystemExit(f"evaluate.py: unknown policy {p!r} ({', '.join(POLICY_NAMES)}, "
+                             "search@N; other checkpoints with --ppo)")  # fmt: skip
     if "solver" in policies:
         from agents.solver_agent import solver_available
 
@@ -462,10 +470,13 @@ def evaluate(args) -> dict:
                                          solver_nodes=args.solver_nodes,
                                          solver_seconds=args.solver_seconds,
                                          solver_cache=solver_cache)  # fmt: skip
-            t0 = time.time()
-            results, known = play(args, make, game, options, deals,
-                                  record if have_traces else ())  # fmt: skip
+            t0, cpu0 = time.time(), time.process_time()
+            results, known, search = play(args, make, game, options, deals,
+                                          record if have_traces else ())  # fmt: skip
             extra: dict = {"seconds": round(time.time() - t0, 1)}
+            if search:  # the search player: its nodes per move and CPU seconds per game
+                extra |= search
+                extra["cpu_seconds_per_game"] = round((time.process_time() - cpu0) / len(deals), 3)
             if kind == "ppo":
                 extra["checkpoint"] = str(path)
                 extra["trained_on"] = ppo_meta[path].get("variant")
@@ -634,7 +645,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--policies",
         default="random,greedy,solver",
         help="comma-separated: random, greedy, learned (the committed policy network of each "
-        "variant, agents/checkpoints/), solver (default: random, greedy, solver)",
+        "variant, agents/checkpoints/), search (the search player at its shipped budget; "
+        "search@N for N nodes per move, search@N-l2 for nested level 2), solver (default: "
+        "random, greedy, solver)",
     )
     p.add_argument(
         "--ppo",

@@ -40,6 +40,7 @@ ACT_UNDO = -2  # engine-side marker: the env's undo action
 ACT_NONE = -3  # engine-side marker: a tap that finds nothing
 ROW_REFRESH = -1  # ``act`` value in step_rows: only recompute mask and observation
 ROW_DEAL = -4  # ``act`` value in step_rows: deal ``deals[b]`` into the row first
+ROW_SKIP = -5  # ``act`` value in step_rows: leave the row and its buffers as they are
 R_NOTHING_TO_UNDO = 250  # reason code beside rules.R_*: undo with an empty history
 
 
@@ -161,7 +162,10 @@ def _step_one(
     s, b, cfg, mode, n_base, undo_on, reward_mode, penalty, bonus, act, deals,
     rewards, reasons, engine_act, masks, counts, won, obs,
 ):  # fmt: skip
-    """Row ``b``: its action played (or a deal dealt), then its mask and observation."""
+    """Row ``b``: its action played (or a deal dealt), then its mask and observation; nothing at
+    all for ``ROW_SKIP`` (a search's finished copies)."""
+    if act[b] == ROW_SKIP:
+        return
     if act[b] == ROW_DEAL:
         deal_into(s, b, cfg, np.uint64(deals[b]))
     if act[b] >= 0:
@@ -195,7 +199,7 @@ def step_rows(
     rewards, reasons, engine_act, masks, counts, won, obs, parts,
 ):  # fmt: skip
     """Step every row whose ``act`` is >= 0; a row with ``ROW_DEAL`` gets deal ``deals[b]``
-    first; every row gets its mask and observation recomputed. One parallel launch per env step:
+    first; every row but those with ``ROW_SKIP`` gets its mask and observation recomputed. One parallel launch per env step:
     the rows are cut into ``parts`` (``state.part_rows``), each worked through borrowed views of
     the state and arrays (``engine/borrow.py``: no reference counting in the loop). Arrays:
     ``act``, ``deals`` (B,) int64; ``rewards`` (B,) float32; ``reasons``, ``engine_act`` (B,)

@@ -1,0 +1,257 @@
+"""Nested rollouts over the engine, blind to hidden cards, with a budget in nodes per move.
+
+A **node** is one move applied by the engine inside the search: a candidate's first move, each
+move of a rollout, and at level 2 every move of the inner searches. The budget ``nodes`` bounds
+the nodes spent on one decision; a forced move (one legal move) costs none.
+
+**Level 1** (one rollout level, as in Yan et al. 2005 and Bjarnason et al. 2007). The legal moves
+are ordered by the greedy player's priorities (``agents/greedy.py``) and the first
+``C = min(L, nodes // (1 + MIN_ROLLOUT))`` of them are candidates (at least one): few candidates
+with long rollouts beat many with short ones (measured on Seahaven, docs/search.md). In a game
+with hidden cards, ``K ≤ samples`` determinizations are drawn:
+copies of the game whose unseen cards are dealt anew at random into the unseen places
+(``solitaire_gym.engine.information.redeal_unseen``), the same ``K`` for every candidate. Each
+candidate is played on each copy and followed by a rollout of the greedy player of
+``D = nodes // (C·K) − 1`` moves at most (``max_depth`` at most; it stops earlier when the copy is
+won or stuck). Seahaven Towers hides nothing and greedy is deterministic: ``K = 1`` there.
+
+**Level 2**: the rollouts are played by level-1 searches on the copy (no new determinization:
+the copy's cards are a sample already), each with ``n₁ = ⌊√(P − 1)⌋`` nodes, ``P = nodes // (C·K)``
+nodes per candidate and copy, for ``(P − 1) // (n₁ + 1)`` moves.
+
+**Values.** A rollout's value is 1 when its copy is won, else half the share of cards on the
+foundations. A candidate's value is its mean over the copies; the best candidate is played, ties
+to the greedy order.
+
+**Circles.** The search remembers, per game, every position it has stood on (hashes of the
+observation: what the player sees). A candidate whose resulting position was met before in the
+same game loses 2 (it is played only when every candidate leads back).
+
+**Determinism and blindness.** The random generator of a decision is seeded from ``seed``, the
+hash of the observation and the move counter: the same observation in the same game history gives
+the same move, whatever batch the game is played in. Nothing reads the hidden cards: the search
+copies the engine's rows and deals their unseen cards anew before it applies a move.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from agents.base import Agent
+from agents.greedy import GreedyAgent, obs_hashes
+from solitaire_gym.engine.information import copy_rows, redeal_unseen, unseen_counts
+from solitaire_gym.envs import kernels
+from solitaire_gym.envs.core import EnvCore, EnvOptions
+from solitaire_gym.errors import ArgumentError, is_int, shown
+
+DEFAULT_NODES = 256
+"""The shipped search player's budget (``search`` in ``agents.make_agent``)."""
+MAX_NODES = 1 << 20
+MAX_LEVEL = 2
+DEFAULT_SAMPLES = 4
+MAX_DEPTH = 400
+"""Longest rollout (moves); also bounds the rollout player's memory."""
+MIN_ROLLOUT = 32
+"""Fewest rollout moves per candidate the budget is shared for: with fewer nodes, fewer of the
+greedy player's first choices are candidates (one: the greedy move, below 66 nodes)."""
+CIRCLE_PENALTY = 2.0
+MAX_ROWS = 4096
+"""Copies simulated together (rows of one engine batch)."""
+
+
+def plan(nodes: int, legal: int, samples: int, level: int) -> tuple[int, int, int, int]:
+    """How a decision spends ``nodes`` over ``legal`` legal moves with up to ``samples``
+    determinizations at ``level``: (candidates, copies per candidate, moves per rollout, nodes per
+    inner search (0 at level 1)). The first moves cost ``candidates · copies`` nodes, the rollouts
+    at most ``candidates · copies · moves · (1 + inner)``: never more than ``nodes`` in all."""
+    c = max(1, min(legal, nodes // (1 + MIN_ROLLOUT)))
+    k = max(1, min(samples, nodes // (c * (1 + MIN_ROLLOUT))))
+    per = nodes // (c * k)  # nodes per candidate and copy, its first move included
+    if level <= 1:
+        return c, k, min(per - 1, MAX_DEPTH), 0
+    inner = max(1, math.isqrt(max(per - 1, 0)))
+    return c, k, min((per - 1) // (inner + 1), MAX_DEPTH), inner
+
+
+def _check(name: str, value, low: int, high: int) -> int:
+    if not is_int(value) or not low <= value <= high:
+        raise ArgumentError(f"{name} must be an integer in {low} … {high}, not {shown(value)}")
+    return int(value)
+
+
+class RolloutSearch(Agent):
+    """Nested rollouts (module docstring) for ``game`` with ``options``: ``nodes`` per move,
+    ``level`` 1 or 2, up to ``samples`` determinizations per decision where cards are hidden,
+    random choices from ``seed``. ``nodes_spent`` and ``decisions`` count the search's work
+    (since the agent was made)."""
+
+    uses = "information"
+
+    def __init__(self, game: str, options: dict | None = None, *, nodes: int = DEFAULT_NODES,
+                 level: int = 1, samples: int = DEFAULT_SAMPLES, seed: int = 0,
+                 name: str | None = None) -> None:  # fmt: skip
+        self.nodes = _check("nodes", nodes, 1, MAX_NODES)
+        self.level = _check("level", level, 1, MAX_LEVEL)
+        self.samples = _check("samples", samples, 1, 256)
+        self.seed = _check("seed", seed, 0, 2**63 - 1)
+        self.opts = EnvOptions.build(game, **(options or {}), split="eval")
+        self.game = game
+        self.name = name or (f"search@{nodes}" + (f"-l{level}" if level != 1 else ""))
+        self.n_cards = self.opts.variant.n_cards
+        self._rollout = GreedyAgent(game, options, memory=2 * MAX_DEPTH + 16)
+        self._ranker = GreedyAgent(game, options, memory=16)  # priorities only: never records
+        self._cores: dict[tuple[int, int], EnvCore] = {}
+        self.visited: dict[int, set[int]] = {}
+        self.nodes_spent = 0
+        self.decisions = 0
+
+    def check_env(self, game: str, options: dict | None = None) -> None:
+        variant = EnvOptions.build(game, **(options or {})).variant
+        if variant != self.opts.variant:
+            raise ValueError(
+                f"{self.name} searches {self.opts.variant.tag}, not {variant.tag}: make it for "
+                "the game it plays"
+            )
+
+    def reset(self, n: int | None = None) -> None:
+        self.visited = {}
+
+    # ---- simulation batches ------------------------------------------------------------------
+    def _core(self, level: int, n: int) -> EnvCore:
+        """A batch of ``n`` copies for a search at ``level`` (each level has its own: a level-2
+        rollout's copies stay while its inner searches run)."""
+        core = self._cores.get((level, n))
+        if core is None:
+            if len(self._cores) > 16:
+                self._cores.clear()
+            core = self._cores[level, n] = EnvCore(self.opts, n)
+        return core
+
+    def _priorities(self, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        """The greedy player's priorities (higher first, ``-inf`` where illegal)."""
+        b = masks.shape[0]
+        return self._ranker.preferences(obs, masks.astype(bool), np.zeros(b, bool))
+
+    # ---- the decision ------------------------------------------------------------------------
+    def _act(self, obs, masks, starts, active, view) -> np.ndarray:
+        if view.options.variant != self.opts.variant or view.options.action_mode != "move":
+            raise ValueError(
+                f"{self.name} searches {self.opts.variant.tag} with action ids of moves; the env "
+                f"plays {view.options.variant.tag} with action_mode={view.options.action_mode!r}"
+            )
+        out = np.zeros(len(masks), np.int64)
+        rows = np.flatnonzero(np.asarray(active, bool) & masks.any(axis=1))
+        if rows.size == 0:
+            return out
+        for r in np.flatnonzero(starts):
+            self.visited.pop(int(r), None)
+        obs_rows = np.ascontiguousarray(obs[rows], np.float32)
+        hashes = obs_hashes(obs_rows)
+        moves = view.state.moves[rows]
+        rngs = []
+        for i, r in enumerate(rows):
+            seen = self.visited.setdefault(int(r), set())
+            seen.add(int(hashes[i]))
+            rngs.append(np.random.default_rng([self.seed, int(hashes[i]), int(moves[i])]))
+        prefs = self._priorities(obs_rows, masks[rows])
+        visited = [self.visited[int(r)] for r in rows]
+        out[rows] = self._choose(view.state, rows, prefs, self.level, self.nodes, rngs, visited)
+        self.decisions += rows.size
+        return out
+
+    def _choose(self, src, rows, prefs, level, nodes, rngs, visited) -> np.ndarray:
+        """The move for each game ``rows`` of state ``src``; ``prefs`` their priorities. At the
+        root (``rngs`` given) the copies' unseen cards are dealt anew; inside a level-2 rollout
+        the copy is searched as it is (it is a sample already)."""
+        orders = [np.flatnonzero(np.isfinite(p)) for p in prefs]
+        orders = [o[np.argsort(-prefs[i, o], kind="stable")] for i, o in enumerate(orders)]
+        hidden = unseen_counts(src, rows) if rngs is not None else np.zeros(rows.size, np.int64)
+        plans = [
+            plan(nodes, o.size, self.samples if hidden[i] > 0 else 1, level)
+            for i, o in enumerate(orders)
+        ]
+        out = np.array([o[0] for o in orders], np.int64)
+        todo = [i for i, o in enumerate(orders) if o.size > 1]
+        # games in groups whose copies fit in one batch
+        group: list[int] = []
+        size = 0
+        for i in [*todo, None]:
+            need = 0 if i is None else plans[i][0] * plans[i][1]
+            if group and (i is None or size + need > MAX_ROWS):
+                self._search_group(src, rows, group, orders, plans, level, rngs, visited, out)
+                group, size = [], 0
+            if i is not None:
+                group.append(i)
+                size += need
+        return out
+
+    def _search_group(self, src, rows, group, orders, plans, level, rngs, visited, out) -> None:
+        # the copies: game i, candidate j, determinization k
+        game_of, cand, first = [], [], []
+        for i in group:
+            c, k = plans[i][0], plans[i][1]
+            game_of += [i] * (c * k)
+            cand += [j for j in range(c) for _ in range(k)]
+            first += [int(orders[i][j]) for j in range(c) for _ in range(k)]
+        game_of = np.array(game_of, np.int64)
+        cand = np.array(cand, np.int64)
+        n = game_of.size
+        core = self._core(level, n)
+        copy_rows(core.state, np.arange(n), src, rows[game_of])
+        if rngs is not None:  # deal the unseen cards anew: copy k of every candidate alike
+            start = 0
+            dst, src_rows = [], []
+            for i in group:
+                c, k = plans[i][0], plans[i][1]
+                if k > 1 or unseen_counts(core.state, [start])[0] > 0:
+                    base = np.arange(start, start + k)  # candidate 0's copies
+                    redeal_unseen(core.state, base, rngs[i])
+                    dst.append(np.arange(start + k, start + c * k))
+                    src_rows.append(np.tile(base, c - 1))
+                start += c * k
+            if dst:
+                copy_rows(core.state, np.concatenate(dst), core.state, np.concatenate(src_rows))
+        all_rows = np.arange(n, dtype=np.int64)
+        core.refresh(all_rows)
+        core.step(np.array(first, np.int64))
+        spent = n
+        circle = np.zeros(n, bool)
+        if visited is not None:
+            h = obs_hashes(core.obs)
+            circle = np.array([int(h[r]) in visited[game_of[r]] for r in range(n)], bool)
+        depth = np.array([plans[i][2] for i in game_of], np.int64)
+        inner = np.array([plans[i][3] for i in game_of], np.int64)
+        steps = np.zeros(n, np.int64)
+        playing = ~core.won & (core.counts > 0) & (steps < depth)
+        starts = np.ones(n, bool)
+        act = np.empty(n, np.int64)
+        while playing.any():
+            act[:] = kernels.ROW_SKIP
+            if level <= 1:
+                chosen = self._rollout.act(core.obs, core.masks, starts=starts, active=playing)
+                act[playing] = chosen[playing]
+            else:
+                before = self.nodes_spent
+                for budget in np.unique(inner[playing]):
+                    live = np.flatnonzero(playing & (inner == budget))
+                    pr = self._priorities(core.obs[live], core.masks[live])
+                    act[live] = self._choose(core.state, live, pr, level - 1, int(budget), None,
+                                             None)  # fmt: skip
+                spent += self.nodes_spent - before
+                self.nodes_spent = before
+            starts[:] = False
+            spent += int(playing.sum())
+            core.step(act)
+            steps[playing] += 1
+            playing &= ~core.won & (core.counts > 0) & (steps < depth)
+        found = core.foundation_cards()
+        value = np.where(core.won, 1.0, 0.5 * found / self.n_cards) - CIRCLE_PENALTY * circle
+        self.nodes_spent += spent
+        start = 0
+        for i in group:
+            c, k = plans[i][0], plans[i][1]
+            v = value[start : start + c * k].reshape(c, k).mean(axis=1)
+            out[i] = orders[i][int(np.argmax(v))]
+            start += c * k

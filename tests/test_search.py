@@ -1,0 +1,174 @@
+"""The search player (``agents/search``) and the engine's determinizations
+(``solitaire_gym.engine.information``): blind to hidden cards, deterministic, within its budget,
+and better than the greedy player it rolls out."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scripts import experiment
+
+from agents import make_agent, play_deals
+from agents.base import GameView
+from agents.named import is_policy_name, search_budget
+from agents.play import VARIANTS
+from agents.search import DEFAULT_NODES, RolloutSearch, plan
+from solitaire_gym.engine.information import copy_rows, redeal_unseen, unseen_counts
+from solitaire_gym.envs import kernels
+from solitaire_gym.envs.core import EnvCore, EnvOptions
+from solitaire_gym.errors import ArgumentError
+
+HIDDEN = ("DS1-D1N", "DS1-D3N", "TF1-D1N", "TF1-D3N")
+
+
+def _core(tag: str, rows: int) -> EnvCore:
+    game, options = VARIANTS[tag]
+    return EnvCore(EnvOptions.build(game, **options, split="eval"), rows)
+
+
+def _cards(state, row: int) -> list[int]:
+    """Every card of a game, wherever it lies (a multiset)."""
+    out = [int(c) for c in state.tab[row].ravel() if c >= 0]
+    out += [int(c) for c in state.stock[row, : state.stock_len[row]]]
+    out += [int(c) for c in state.waste[row, : state.waste_len[row]]]
+    return sorted(out)
+
+
+@pytest.mark.parametrize("tag", [*HIDDEN, "SH1-C4"])
+def test_redeal_moves_only_unseen_cards(tag):
+    core = _core(tag, 3)
+    core.deal(np.arange(3), np.array([5, 5, 5]))
+    copy_rows(core.state, [1, 2], core.state, [0, 0])
+    redeal_unseen(core.state, [1], np.random.default_rng(1))
+    redeal_unseen(core.state, [2], np.random.default_rng(2))
+    core.refresh(np.arange(3))
+    s = core.state
+    assert _cards(s, 0) == _cards(s, 1) == _cards(s, 2)
+    # what the player sees is the same: the observations are equal
+    assert np.array_equal(core.obs[0], core.obs[1]) and np.array_equal(core.obs[0], core.obs[2])
+    n = int(unseen_counts(s, [0])[0])
+    if tag == "SH1-C4":
+        assert n == 0 and np.array_equal(s.tab[0], s.tab[1])
+    else:
+        assert n > 0
+        assert not (np.array_equal(s.tab[1], s.tab[2]) and np.array_equal(s.stock[1], s.stock[2]))
+        # sorted (no generator): one canonical position per information state
+        redeal_unseen(s, [1, 2])
+        assert np.array_equal(s.tab[1], s.tab[2]) and np.array_equal(s.stock[1], s.stock[2])
+
+
+def test_information_functions_check_their_input():
+    core = _core("TF1-D1N", 2)
+    with pytest.raises(ArgumentError, match="row 2"):
+        redeal_unseen(core.state, [2])
+    with pytest.raises(ArgumentError, match="integers"):
+        unseen_counts(core.state, [0.5])
+    with pytest.raises(ArgumentError, match="Generator"):
+        redeal_unseen(core.state, [0], rng=3)
+    with pytest.raises(ArgumentError, match="source rows"):
+        copy_rows(core.state, [0, 1], core.state, [0])
+
+
+def test_row_skip_leaves_the_row_alone():
+    core = _core("SH1-C4", 2)
+    core.deal(np.arange(2), np.array([3, 4]))
+    obs = core.obs.copy()
+    first = int(np.flatnonzero(core.masks[0])[0])
+    core.obs[1] = -1.0  # a skipped row's buffers are not rewritten either
+    core.step(np.array([first, kernels.ROW_SKIP], np.int64))
+    assert not np.array_equal(core.obs[0], obs[0])
+    assert (core.obs[1] == -1.0).all()
+
+
+@pytest.mark.parametrize("tag", HIDDEN)
+def test_search_is_blind_to_hidden_cards(tag):
+    """Move after move, the game is copied with its hidden cards dealt otherwise (the same
+    observation, the same history): the search picks the same move in both; the two games
+    really differ in their hidden cards."""
+    core = _core(tag, 2)
+    core.deal(np.arange(2), np.array([11, 11]))
+    game, options = VARIANTS[tag]
+    agent = RolloutSearch(game, options, nodes=48, seed=3)
+    agent.reset(2)
+    starts = np.ones(2, bool)
+    for step in range(12):
+        copy_rows(core.state, [1], core.state, [0])
+        redeal_unseen(core.state, [1], np.random.default_rng(100 + step))
+        core.refresh(np.arange(2))
+        s = core.state
+        assert not (np.array_equal(s.tab[0], s.tab[1]) and np.array_equal(s.stock[0], s.stock[1]))
+        assert np.array_equal(core.obs[0], core.obs[1])
+        if not core.masks[0].any():
+            break
+        act = agent.act(core.obs, core.masks, starts=starts, view=GameView(core))
+        starts[:] = False
+        assert act[0] == act[1]
+        core.step(np.array([act[0], kernels.ROW_SKIP], np.int64))
+
+
+def test_search_is_deterministic_and_independent_of_its_batch():
+    game, options = VARIANTS["TF1-D3N"]
+    deals = [0, 1, 2]
+    together = play_deals(RolloutSearch(game, options, nodes=32), game, options, deals)
+    again = play_deals(RolloutSearch(game, options, nodes=32), game, options, deals)
+    alone = [play_deals(RolloutSearch(game, options, nodes=32), game, options, [d])[0]
+             for d in deals]  # fmt: skip
+    for a, b, c in zip(together, again, alone, strict=True):
+        assert a.to_dict() == b.to_dict() == c.to_dict()
+
+
+@pytest.mark.parametrize("level", [1, 2])
+def test_search_stays_within_its_budget(level):
+    game, options = VARIANTS["SH1-C4"]
+    agent = RolloutSearch(game, options, nodes=100, level=level)
+    results = play_deals(agent, game, options, [7, 8, 9], max_episode_steps=30)
+    assert agent.decisions == sum(r.steps for r in results) > 0
+    assert 0 < agent.nodes_spent <= 100 * agent.decisions
+
+
+@pytest.mark.parametrize("nodes", [1, 5, 16, 64, 256, 1024, 5000])
+@pytest.mark.parametrize("legal", [1, 2, 9, 40])
+@pytest.mark.parametrize("level", [1, 2])
+def test_plan_never_spends_more_than_the_budget(nodes, legal, level):
+    c, k, depth, inner = plan(nodes, legal, 4, level)
+    assert 1 <= c <= legal and k >= 1 and depth >= 0
+    assert c * k * (1 + depth * (1 + inner)) <= max(nodes, c)
+
+
+def test_search_beats_greedy_on_seahaven():
+    """Look-ahead pays: on 12 Seahaven deals the search wins more than the greedy player it
+    rolls out (measured: 7 against 3)."""
+    game, options = VARIANTS["SH1-C4"]
+    deals = list(range(12))
+    greedy = play_deals(make_agent("greedy", "SH1-C4"), game, options, deals)
+    search = play_deals(make_agent("search@128", "SH1-C4"), game, options, deals)
+    assert sum(r.won for r in search) > sum(r.won for r in greedy)
+
+
+def test_search_names():
+    assert search_budget("search") == (DEFAULT_NODES, 1)
+    assert search_budget("search@64") == (64, 1)
+    assert search_budget("search@64-l2") == (64, 2)
+    assert search_budget("greedy") is None
+    assert is_policy_name("search@16") and not is_policy_name("greedier")
+    for bad in ("search@", "search@0", "search@x", "search@64-l3", "search@64-l", "search@٣"):
+        with pytest.raises(ValueError, match="bad search budget"):
+            search_budget(bad)
+    agent = make_agent("search@16-l2", "TF1-D1N")
+    assert (agent.name, agent.nodes, agent.level) == ("search@16-l2", 16, 2)
+    with pytest.raises(ValueError, match="searches TF1-D1N"):
+        agent.check_env("seahaven_towers", {"cells": 4})
+    with pytest.raises(ValueError, match="nodes"):
+        RolloutSearch("seahaven_towers", {"cells": 4}, nodes=0)
+    with pytest.raises(ValueError, match="pass view=env"):
+        agent.act(np.zeros((1, 639), np.float32), np.ones((1, 10), np.int8))
+
+
+def test_evaluate_plays_the_search_player(tmp_path):
+    evaluate = experiment("evaluate")
+    result = evaluate.main_result(["--policies", "search@16", "--variants", "SH1-C4", "--deals",
+                                   "2", "--out", str(tmp_path), "--quiet", "--no-plots"])  # fmt: skip
+    s = result["summaries"]["SH1-C4"]["search@16"]
+    assert s["deals"] == 2 and 0 < s["nodes_per_move"] <= 16
+    with pytest.raises(SystemExit, match="bad search budget"):
+        evaluate.main_result(["--policies", "search@0", "--out", str(tmp_path)])
