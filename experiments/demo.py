@@ -5,7 +5,8 @@
    position; a small network is cloned from it (``agents/imitation.py``,
    ``configs/demo_imitate_double_d3n.yaml``);
 2. evaluates random, greedy, the freshly trained network, the committed ``learned`` policy
-   (``agents/checkpoints/DS1-D3N.npz``) and the solver on held-out deals (evaluation split,
+   (``agents/checkpoints/DS1-D3N.npz``), the search player at a small budget (``DEMO_SEARCH``:
+   greedy with look-ahead, ``agents/search``) and the solver on held-out deals (evaluation split,
    deals 0 … n−1), prints the table and whether the new network beats greedy (95% Wilson
    intervals apart), saves the win-rate plot and the learning curve;
 3. saves a playthrough of the fresh network (its best game of the first 50 deals: a win if it
@@ -45,6 +46,9 @@ import evaluate  # noqa: E402  (experiments/evaluate.py)
 
 from agents.imitation import ImitationRun, load_imitation_config, plot_imitation  # noqa: E402
 from agents.play import VARIANTS, eval_deals, play_deals  # noqa: E402
+
+DEMO_SEARCH = "search@64"
+"""The search player's budget in the demo's table: small, so that it fits the demo's time."""
 
 
 def render(trace: Path) -> list[Path]:
@@ -90,10 +94,12 @@ def main(argv: list[str] | None = None) -> int:
     trained_s = time.time() - t0
     print(f"   checkpoint {best} ({trained_s:.0f} s so far)")
 
-    print(f"\n== 2. evaluating random, greedy, the new network, the committed learned policy and "
-          f"the solver on {args.deals} held-out deals")  # fmt: skip
+    print(f"\n== 2. evaluating random, greedy, the new network, the committed learned policy, "
+          f"the search player ({DEMO_SEARCH}) and the solver on {args.deals} held-out "
+          "deals")  # fmt: skip
     result = evaluate.main_result([
-        "--policies", "random,greedy,learned,solver", "--ppo", f"new network@{best}",
+        "--policies", f"random,greedy,learned,{DEMO_SEARCH},solver",
+        "--ppo", f"new network@{best}",
         "--variants", variant, "--deals", str(args.deals), "--out", str(out / "eval"),
     ])  # fmt: skip
     rows = result["summaries"][variant]
@@ -111,7 +117,9 @@ def main(argv: list[str] | None = None) -> int:
     print(f"\n   greedy wins {greedy['win_rate']:.1%}; the new network, trained from nothing in "
           f"{trained_s:.0f} s, wins {new['win_rate']:.1%} and {against_greedy(new)}; the "
           f"committed learned policy wins {rows['learned']['win_rate']:.1%} and "
-          f"{against_greedy(rows['learned'])}")  # fmt: skip
+          f"{against_greedy(rows['learned'])}; greedy with look-ahead ({DEMO_SEARCH} nodes "
+          f"per move) wins {rows[DEMO_SEARCH]['win_rate']:.1%} and "
+          f"{against_greedy(rows[DEMO_SEARCH])}")  # fmt: skip
 
     print("\n== 3. a playthrough of the new network: its best game of the first 50 deals")
     from agents.policy import load_policy

@@ -6,7 +6,7 @@ the nodes spent on one decision; a forced move (one legal move) costs none.
 
 **Level 1** (one rollout level, as in Yan et al. 2005 and Bjarnason et al. 2007). The legal moves
 are ordered by the greedy player's priorities (``agents/greedy.py``) and the first
-``C = min(L, nodes // (1 + MIN_ROLLOUT))`` of them are candidates (at least one): few candidates
+``C = min(L, max(2, nodes // (1 + MIN_ROLLOUT)))`` of them are candidates: few candidates
 with long rollouts beat many with short ones (measured on Seahaven, docs/search.md). In a game
 with hidden cards, ``K ≤ samples`` determinizations are drawn:
 copies of the game whose unseen cards are dealt anew at random into the unseen places
@@ -55,7 +55,7 @@ MAX_DEPTH = 400
 """Longest rollout (moves); also bounds the rollout player's memory."""
 MIN_ROLLOUT = 32
 """Fewest rollout moves per candidate the budget is shared for: with fewer nodes, fewer of the
-greedy player's first choices are candidates (one: the greedy move, below 66 nodes)."""
+greedy player's first choices are candidates (two below 99 nodes)."""
 CIRCLE_PENALTY = 2.0
 MAX_ROWS = 4096
 """Copies simulated together (rows of one engine batch)."""
@@ -66,7 +66,7 @@ def plan(nodes: int, legal: int, samples: int, level: int) -> tuple[int, int, in
     determinizations at ``level``: (candidates, copies per candidate, moves per rollout, nodes per
     inner search (0 at level 1)). The first moves cost ``candidates · copies`` nodes, the rollouts
     at most ``candidates · copies · moves · (1 + inner)``: never more than ``nodes`` in all."""
-    c = max(1, min(legal, nodes // (1 + MIN_ROLLOUT)))
+    c = max(1, min(legal, nodes, max(2, nodes // (1 + MIN_ROLLOUT))))
     k = max(1, min(samples, nodes // (c * (1 + MIN_ROLLOUT))))
     per = nodes // (c * k)  # nodes per candidate and copy, its first move included
     if level <= 1:
