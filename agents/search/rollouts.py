@@ -23,9 +23,11 @@ nodes per candidate and copy, for ``(P − 1) // (n₁ + 1)`` moves.
 foundations. A candidate's value is its mean over the copies; the best candidate is played, ties
 to the greedy order.
 
-**Circles.** The search remembers, per game, every position it has stood on (hashes of the
-observation: what the player sees). A candidate whose resulting position was met before in the
-same game loses 2 (it is played only when every candidate leads back).
+**Circles.** The candidates are taken in the greedy player's order *with its memory of the
+game*: the moves played least often from this very position first. And the search remembers,
+per game, every position it has stood on (hashes of the observation: what the player sees); a
+candidate whose resulting position was met before in the same game loses 2 (it is played only
+when every candidate leads back). Together they leave a circle the way greedy does.
 
 **Determinism and blindness.** The random generator of a decision is seeded from ``seed``, the
 hash of the observation and the move counter: the same observation in the same game history gives
@@ -102,6 +104,7 @@ class RolloutSearch(Agent):
         self.n_cards = self.opts.variant.n_cards
         self._rollout = GreedyAgent(game, options, memory=2 * MAX_DEPTH + 16)
         self._ranker = GreedyAgent(game, options, memory=16)  # priorities only: never records
+        self._order = GreedyAgent(game, options)  # the real games' order, with greedy's memory
         self._cores: dict[tuple[int, int], EnvCore] = {}
         self.visited: dict[int, set[int]] = {}
         self.nodes_spent = 0
@@ -117,6 +120,7 @@ class RolloutSearch(Agent):
 
     def reset(self, n: int | None = None) -> None:
         self.visited = {}
+        self._order.reset(n)
 
     # ---- simulation batches ------------------------------------------------------------------
     def _core(self, level: int, n: int) -> EnvCore:
@@ -155,9 +159,14 @@ class RolloutSearch(Agent):
             seen = self.visited.setdefault(int(r), set())
             seen.add(int(hashes[i]))
             rngs.append(np.random.default_rng([self.seed, int(hashes[i]), int(moves[i])]))
-        prefs = self._priorities(obs_rows, masks[rows])
+        # the greedy player's order in the real game: the moves least played from this very
+        # position first (its memory of the game), then its priorities
+        playing = np.zeros(len(masks), bool)
+        playing[rows] = True
+        prefs = self._order.preferences(obs, masks, starts, playing)[rows]
         visited = [self.visited[int(r)] for r in rows]
         out[rows] = self._choose(view.state, rows, prefs, self.level, self.nodes, rngs, visited)
+        self._order.commit(obs, masks, out, playing)
         self.decisions += rows.size
         return out
 
