@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 import yaml
 
-from agents.config import _NUM, CheckedConfig, ConfigError, _merge
+from agents.config import _NUM, MAX_NET_WEIGHTS, CheckedConfig, ConfigError, _merge, read_yaml
 from agents.dataset import game_starts, won_deals
 from agents.memory import MODES
 from agents.play import VALIDATION_START, VARIANTS, eval_deals, play_deals
@@ -51,6 +51,7 @@ from agents.policy import (
     save_policy,
 )
 from agents.teacher import ON_REPEAT
+from solitaire_gym.errors import shown
 
 SCHEMA: dict[str, Any] = {
     "name": (str, None),
@@ -148,19 +149,21 @@ def check_imitation_config(data: Any, where: str = "<dict>") -> ImitationConfig:
         section, _, k = key.rpartition(".")
         v = raw[section][k] if section else raw[k]
         if not (lo <= v <= hi):  # NaN fails too
-            raise ConfigError(f"{where}: {key} must lie in {lo} … {hi}, not {v!r}")
+            raise ConfigError(f"{where}: {key} must lie in {lo} … {hi}, not {shown(v)}")
+    weights = raw["arch"]["layers"] * raw["arch"]["hidden"] ** 2
+    if weights > MAX_NET_WEIGHTS:
+        raise ConfigError(
+            f"{where}: arch.layers × arch.hidden² is {weights:,} weights; at most "
+            f"{MAX_NET_WEIGHTS:,}"
+        )
     return ImitationConfig(raw, where)
 
 
 def load_imitation_config(path: str | Path) -> ImitationConfig:
-    path = Path(path)
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as e:
-        raise ConfigError(f"cannot read config {str(path)!r}: {e}") from None
-    except yaml.YAMLError as e:
-        raise ConfigError(f"{path}: not valid YAML: {e}") from None
-    return check_imitation_config(data if data is not None else {}, str(path))
+    """Read (:func:`agents.config.read_yaml`, as training configs are read) and check a YAML
+    imitation config file."""
+    data, where = read_yaml(path)
+    return check_imitation_config(data, where)
 
 
 def teacher_wins_only(data: dict[str, np.ndarray]) -> dict[str, np.ndarray]:

@@ -47,10 +47,11 @@ def read_limited(path: str | os.PathLike, limit: int) -> bytes:
         raise FileFormatError(
             f"cannot open it: {shown(getattr(e, 'strerror', None) or str(e), 200)}"
         ) from None
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode):
+        os.close(fd)
+        raise FileFormatError("not a regular file")
     with open(fd, "rb") as f:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise FileFormatError("not a regular file")
         if info.st_size > limit:
             raise FileFormatError(f"larger than {_size(limit)}")
         try:

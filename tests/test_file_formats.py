@@ -1,0 +1,330 @@
+"""Issue 41: files from elsewhere (results folders, configs, checkpoints, shards, traces) cannot
+delete, hang, exhaust memory or inject. One regression test (or a few) per finding, numbered as
+in the issue; the package's own error naming the file, a short message, nothing written outside
+the output folder, no old output lost."""
+
+import csv
+import json
+import os
+import threading
+import time
+import tracemalloc
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from agents.config import MAX_NET_WEIGHTS, ConfigError, load_config
+from agents.imitation import load_imitation_config
+from solitaire_gym.files import FileFormatError, atomic_path, strict_json, write_atomic
+
+from scripts import experiment
+
+MAX_MESSAGE = 400  # what a refusal may print, whatever the size of the input
+ROOT = Path(__file__).resolve().parents[1]
+TRAIN = ROOT / "configs" / "demo_seahaven_c4.yaml"
+IMITATE = ROOT / "configs" / "demo_imitate_seahaven_c4.yaml"
+LOADERS = [load_config, load_imitation_config]
+
+
+def refused(error, f, *args, **kwargs) -> str:
+    """``f(*args, **kwargs)`` raises ``error`` with a short message; returns the message."""
+    with pytest.raises(error) as e:
+        f(*args, **kwargs)
+    assert len(str(e.value)) <= MAX_MESSAGE, str(e.value)[:1000]
+    return str(e.value)
+
+
+def in_time(f, seconds: float = 5.0):
+    """``f()`` in a thread that must end within ``seconds`` (a hang fails the test, not the
+    run); returns what it returned or raises what it raised."""
+    out: dict = {}
+
+    def run():
+        try:
+            out["value"] = f()
+        except BaseException as e:  # noqa: BLE001 - handed to the caller
+            out["error"] = e
+
+    t = threading.Thread(target=run, daemon=True)
+    t.start()
+    t.join(seconds)
+    assert not t.is_alive(), f"still running after {seconds} s"
+    if "error" in out:
+        raise out["error"]
+    return out["value"]
+
+
+# ---- 2, 6, 12. configs: both loaders through one hardened reader --------------------------------
+LAUGHS = "a: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
+    f"{c}: &{c} [*{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}]\n"
+    for p, c in zip("abcdefgh", "bcdefghi", strict=True)
+)
+
+
+@pytest.mark.parametrize("load", LOADERS, ids=["train", "imitate"])
+@pytest.mark.parametrize(
+    "text, words",
+    [
+        (LAUGHS + "name: *i\n", "aliases"),  # finding 2: 472 bytes that hung the loaders
+        (LAUGHS.replace("a: &a", "net_arch: &a") + "options: *i\n", "aliases"),
+        ("name: x\n" + "options: " + "[" * 20_000 + "]" * 20_000 + "\n", "nested"),
+        ("name: x\nseed: " + "9" * 5000 + "\n", "5000 digits"),
+        ("name: x\nseed: 1\nseed: 2\n", "given twice"),
+        ("name: 'x" + "y" * 100_000 + "'\nname: z\n", "given twice"),
+    ],
+    ids=["laughs", "laughs-options", "deep", "long-int", "duplicate", "long-duplicate"],
+)
+def test_config_loaders_refuse_hostile_yaml(tmp_path, load, text, words):
+    path = tmp_path / "c.yaml"
+    path.write_text(text)
+    t0 = time.perf_counter()
+    message = in_time(lambda: refused(ConfigError, load, path))
+    assert time.perf_counter() - t0 < 5
+    assert words in message and str(path)[:40] in message
+
+
+@pytest.mark.parametrize("load", LOADERS, ids=["train", "imitate"])
+def test_config_loaders_refuse_special_files_without_waiting(tmp_path, load):
+    assert "larger than" in in_time(lambda: refused(ConfigError, load, _big(tmp_path)))
+    assert "not a regular file" in in_time(lambda: refused(ConfigError, load, tmp_path))
+    if os.path.exists("/dev/zero"):
+        assert "not a regular file" in in_time(lambda: refused(ConfigError, load, "/dev/zero"))
+    if hasattr(os, "mkfifo"):
+        os.mkfifo(tmp_path / "pipe.yaml")
+        message = in_time(lambda: refused(ConfigError, load, tmp_path / "pipe.yaml"))
+        assert "not a regular file" in message
+
+
+def _big(tmp_path: Path) -> Path:
+    path = tmp_path / "big.yaml"
+    path.write_text("# " + "x" * (2**20) + "\n")
+    return path
+
+
+def test_the_shipped_configs_still_load():
+    assert load_config(TRAIN).name
+    assert load_imitation_config(IMITATE).name
+
+
+def test_network_size_is_capped(tmp_path):
+    """Finding 12: 64 layers of 65,536 units (16 GiB a layer) were accepted."""
+    path = tmp_path / "c.yaml"
+    raw = yaml.safe_load(TRAIN.read_text())
+    raw["network"]["net_arch"] = [65536] * 64
+    path.write_text(yaml.safe_dump(raw))
+    assert f"{MAX_NET_WEIGHTS:,}" in refused(ConfigError, load_config, path)
+    raw = yaml.safe_load(IMITATE.read_text())
+    raw["arch"].update(hidden=4096, layers=8)
+    path.write_text(yaml.safe_dump(raw))
+    assert f"{MAX_NET_WEIGHTS:,}" in refused(ConfigError, load_imitation_config, path)
+
+
+# ---- the shared reader and writer (solitaire_gym/files.py) ---------------------------------------
+@pytest.mark.parametrize(
+    "text, words",
+    [
+        ('{"a": 1, "a": 2}', "given twice"),
+        ('{"a": "\\ud800"}', "lone surrogate"),
+        ('{"\\udfff": 1}', "lone surrogate"),
+        ('[1, [2, ["\\ud800x"]]]', "lone surrogate"),
+        ('{"a": NaN}', "NaN"),
+        ("[Infinity]", "Infinity"),
+        ("[-Infinity]", "Infinity"),
+        ("[" * 100_000 + "]" * 100_000, "nested"),
+        ("[" + "9" * 5000 + "]", "not valid JSON"),
+    ],
+)
+def test_strict_json_refuses_what_the_package_never_writes(text, words):
+    assert words in refused(FileFormatError, strict_json, text)
+
+
+def test_strict_json_reads_what_the_package_writes():
+    d = {"a": [1, -2.5, "é😀", None, True], "b": {"c": "\\ud83d"}}
+    assert strict_json(json.dumps(d)) == d
+    assert strict_json(json.dumps(d, ensure_ascii=False)) == d
+
+
+@given(st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=8)
+                    | st.floats(allow_nan=False, allow_infinity=False),
+                    lambda c: st.lists(c, max_size=4) | st.dictionaries(st.text(max_size=4), c,
+                                                                        max_size=4),
+                    max_leaves=20))  # fmt: skip
+@settings(max_examples=60, deadline=None)
+def test_strict_json_fuzz(value):
+    """Anything json.dumps writes of valid text reads back; a mutated text is read or refused
+    with FileFormatError, nothing else."""
+    try:
+        text = json.dumps(value)
+        text.encode("utf-8")
+        json.dumps(value).encode("utf-8")
+    except UnicodeEncodeError:
+        return
+    if not _has_surrogate(value):
+        assert strict_json(text) == value
+    for cut in (text[:-1], text[1:], text.replace(",", ",,", 1), text + text):
+        try:
+            strict_json(cut)
+        except FileFormatError as e:
+            assert len(str(e)) <= MAX_MESSAGE
+
+
+def _has_surrogate(value) -> bool:
+    if isinstance(value, str):
+        return any(0xD800 <= ord(c) <= 0xDFFF for c in value)
+    if isinstance(value, list):
+        return any(_has_surrogate(v) for v in value)
+    if isinstance(value, dict):
+        return any(_has_surrogate(k) or _has_surrogate(v) for k, v in value.items())
+    return False
+
+
+def test_write_atomic_never_follows_a_symlink_and_keeps_the_old_file(tmp_path):
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious")
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "link.txt").symlink_to(victim)
+    assert "symbolic link" in refused(FileFormatError, write_atomic, out / "link.txt", "x")
+    assert victim.read_text() == "precious"
+    # a folder planted under the output folder that leads out of it
+    (out / "sub").symlink_to(tmp_path, target_is_directory=True)
+    assert "outside" in refused(FileFormatError, write_atomic, out / "sub" / "victim.txt", "x",
+                                inside=out)  # fmt: skip
+    assert "outside" in refused(FileFormatError, write_atomic, out / ".." / "victim.txt", "x",
+                                inside=out)  # fmt: skip
+    assert victim.read_text() == "precious"
+    # a failed write leaves the old file as it was, and no temporary file behind
+    (out / "r.txt").write_text("old")
+    with pytest.raises(RuntimeError), atomic_path(out / "r.txt", inside=out) as tmp:
+        tmp.write_text("half")
+        raise RuntimeError("the writer failed")
+    assert (out / "r.txt").read_text() == "old"
+    assert sorted(p.name for p in out.iterdir()) == ["link.txt", "r.txt", "sub"]
+    write_atomic(out / "new" / "r.txt", "new", inside=out)
+    assert (out / "new" / "r.txt").read_text() == "new"
+    assert oct((out / "new" / "r.txt").stat().st_mode & 0o777) == oct(0o666 & ~_umask())
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+# ---- 4, 12. traces: strict JSON; render keeps an old output ------------------------------------
+TRACE = {"format": "solitaire_gym.trace", "version": 1, "code": "SH1-C4-AAAAAJ2",
+         "moves": ["t1>t7", "t10>c"]}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "text, words",
+    [
+        (json.dumps(TRACE)[:-1] + ', "agent": "\\ud800"}', "lone surrogate"),  # finding 4
+        (json.dumps(TRACE)[:-1] + ', "agent": "a", "agent": "b"}', "given twice"),  # finding 12
+        (json.dumps(TRACE)[:-1] + ', "scores": [0, NaN]}', "NaN"),
+    ],
+)
+def test_load_trace_is_strict_json(tmp_path, text, words):
+    from solitaire_gym.traces import TraceError, load_trace
+
+    path = tmp_path / "t.json"
+    path.write_text(text)
+    assert words in refused(TraceError, load_trace, path)
+
+
+def test_render_of_a_bad_trace_keeps_the_old_output(tmp_path, capsys):
+    """Finding 4: render --html truncated out.html to 0 bytes, then crashed."""
+    from solitaire_gym.cli import main
+
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps(TRACE)[:-1] + ', "agent": "\\ud800"}')
+    out = tmp_path / "out.html"
+    out.write_text("old page")
+    assert main(["render", str(path), "--html", str(out)]) == 2
+    assert "lone surrogate" in capsys.readouterr().err
+    assert out.read_text() == "old page"
+
+
+# ---- 10. writers do not follow symlinks planted in their folder ---------------------------------
+def test_trace_writers_do_not_follow_a_planted_symlink(tmp_path):
+    import gymnasium as gym
+
+    from solitaire_gym.traces import TraceError, TraceRecorder, save_trace
+
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious")
+    folder = tmp_path / "traces"
+    folder.mkdir()
+    (folder / "t.json").symlink_to(victim)
+    assert "symbolic link" in refused(TraceError, save_trace, folder / "t.json", TRACE["code"],
+                                      TRACE["moves"])  # fmt: skip
+    env = TraceRecorder(gym.make("solitaire_gym/SeahavenTowers-v0", max_episode_steps=1), folder)
+    _, info = env.reset(seed=3)
+    (folder / f"episode-000001-{info['code']}.json").symlink_to(victim)
+    with pytest.raises(TraceError, match="symbolic link"):
+        env.step(int(np.flatnonzero(info["action_mask"])[0]))
+    assert victim.read_text() == "precious"
+
+
+# ---- 11. bounded costs of valid but huge traces -------------------------------------------------
+def test_render_refuses_a_trace_too_long_to_draw(tmp_path, capsys):
+    from solitaire_gym.cli import main
+    from solitaire_gym.traces import MAX_RENDER_MOVES, load_trace, save_trace
+
+    moves = ["t1>t7", "undo"] * (MAX_RENDER_MOVES // 2 + 1)
+    path = save_trace(tmp_path / "long.json", TRACE["code"], moves)
+    t0 = time.perf_counter()
+    for flag in ("--html", "--gif", "--mp4"):
+        out = tmp_path / f"out{flag[2:]}"
+        assert main(["render", str(path), flag, str(out)]) == 2
+        assert f"at most {MAX_RENDER_MOVES}" in capsys.readouterr().err
+        assert not out.exists()
+    assert main(["render", str(path), "--png", str(tmp_path / "x.png")]) == 0
+    trace = load_trace(path)
+    page = trace._repr_html_()
+    assert "final position" in page and len(page) < 200_000
+    assert time.perf_counter() - t0 < 30
+
+
+# ---- 8. Gymnasium's seed convention --------------------------------------------------------------
+def test_vector_seed_list_seeds_each_game_alone():
+    """vec.reset(seed=[s0, s1, ...]) gives game i the deal that si alone determines: the one
+    SolitaireEnv().reset(seed=si) deals; changing s1 leaves game 0's deal alone."""
+    from solitaire_gym.envs.solitaire_env import SolitaireEnv
+    from solitaire_gym.envs.vector_env import SolitaireVectorEnv
+
+    for kwargs in ({"game": "seahaven_towers", "cells": 1}, {"game": "double_solitaire"}):
+        seeds = [5, 17, 2**40, 0]
+        vec = SolitaireVectorEnv(4, **kwargs)
+        codes = list(vec.reset(seed=seeds)[1]["code"])
+        single = [SolitaireEnv(**kwargs).reset(seed=s)[1]["code"] for s in seeds]
+        assert codes == single
+        other = list(SolitaireVectorEnv(4, **kwargs).reset(seed=[5, 18, 2**40, 0])[1]["code"])
+        assert other[0] == codes[0] and other[2:] == codes[2:] and other[1] != codes[1]
+        # a reset_mask resets the masked games from their own seeds
+        vec.reset(seed=[1, 2, 3, 4], options={"reset_mask": np.array([False, True, False, True])})
+        again = list(vec.reset(seed=[9, 2, 9, 4])[1]["code"])
+        assert again[1] == SolitaireEnv(**kwargs).reset(seed=2)[1]["code"]
+
+
+# ---- 9. unbounded messages; 12. play --save naming a folder ------------------------------------
+def test_env_messages_are_short():
+    from solitaire_gym.envs.solitaire_env import SolitaireEnv
+
+    refused((TypeError, ValueError), SolitaireEnv, **{"k" * 100_000: 1})
+    refused(ValueError, SolitaireEnv, max_episode_steps="x" * 100_000)
+
+
+def test_play_save_naming_a_folder_is_refused_before_the_game(tmp_path, monkeypatch, capsys):
+    import io
+
+    from solitaire_gym.cli import main
+
+    monkeypatch.setattr("sys.stdin", io.StringIO("t1>t7\nquit\n"))
+    assert main(["play", "SH1-C4-AAAAAJ2", "--save", str(tmp_path)]) == 2
+    out = capsys.readouterr()
+    assert "is a folder" in out.err and "played" not in out.out
