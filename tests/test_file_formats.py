@@ -328,3 +328,119 @@ def test_play_save_naming_a_folder_is_refused_before_the_game(tmp_path, monkeypa
     assert main(["play", "SH1-C4-AAAAAJ2", "--save", str(tmp_path)]) == 2
     out = capsys.readouterr()
     assert "is a folder" in out.err and "played" not in out.out
+
+
+# ---- 3, 8. .npz members read header first: checkpoints and shards --------------------------------
+CHECKPOINT = ROOT / "agents" / "checkpoints" / "SH1-C4.npz"
+
+
+def _npy(shape, descr="<f4", data: bytes = b"") -> bytes:
+    """An .npy member whose header declares ``shape`` (any numbers), followed by ``data``."""
+    import io
+
+    from numpy.lib import format as npy_format
+
+    buf = io.BytesIO()
+    npy_format.write_array_header_1_0(buf, {"descr": descr, "fortran_order": False,
+                                            "shape": shape})  # fmt: skip
+    return buf.getvalue() + data
+
+
+def _rezip(src: Path, dst: Path, members: dict[str, bytes | tuple]) -> Path:
+    """``src`` with ``members`` replaced: bytes, or (header bytes, n zero bytes after them)
+    streamed in, a zip bomb that is small on disk."""
+    import zipfile
+
+    with zipfile.ZipFile(src) as zin, zipfile.ZipFile(dst, "w", zipfile.ZIP_DEFLATED) as zout:
+        for name in zin.namelist():
+            new = members.get(name, zin.read(name))
+            if isinstance(new, tuple):
+                head, zeros = new
+                with zout.open(name, "w", force_zip64=True) as f:
+                    f.write(head)
+                    for _ in range(zeros // 2**20):
+                        f.write(bytes(2**20))
+            else:
+                zout.writestr(name, new)
+    return dst
+
+
+def _peak(f) -> int:
+    tracemalloc.start()
+    try:
+        f()
+    finally:
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+    return peak
+
+
+@pytest.mark.parametrize("member", ["w/bias.npy", "meta.npy"])
+def test_a_negative_declared_shape_is_refused_before_reading(tmp_path, member):
+    """Finding 3: shape (-2,) passed the size check, then f.read(-1) read the member whole
+    (a 1.6 MB file pulled 512 MiB)."""
+    from agents.policy import CheckpointError, load_policy
+
+    descr = "|u1" if member == "meta.npy" else "<f4"
+    p = _rezip(CHECKPOINT, tmp_path / "neg.npz", {member: (_npy((-2,), descr), 64 * 2**20)})
+    assert p.stat().st_size < CHECKPOINT.stat().st_size + 2**20  # 64 MiB inside
+    message = []
+    peak = _peak(lambda: message.append(refused(CheckpointError, load_policy, p)))
+    assert "negative" in message[0] and str(p) in message[0]
+    assert peak < 16 * 2**20
+
+
+def test_memory_error_never_escapes_bare(tmp_path, monkeypatch):
+    import zipfile
+
+    from agents.dataset import ShardError, read_meta
+    from agents.policy import CheckpointError, load_policy
+
+    read = zipfile.ZipExtFile.read
+
+    def no_memory(self, n=-1):  # headers are read in small pieces, data in one read
+        if n is None or not 0 <= n <= 1000:
+            raise MemoryError
+        return read(self, n)
+
+    monkeypatch.setattr(zipfile.ZipExtFile, "read", no_memory)
+    assert "MemoryError" in refused(CheckpointError, load_policy, CHECKPOINT)
+    assert "MemoryError" in refused(ShardError, read_meta, CHECKPOINT)
+
+
+def _shard(tmp_path: Path) -> Path:
+    from agents.dataset import write_shard
+    from agents.teacher import Episode
+
+    n, dim = 591, 7
+    rng = np.random.default_rng(0)
+    masks = np.zeros((3, n), bool)
+    masks[:, :5] = True
+    ep = Episode(deal=4, obs=rng.integers(0, 3, (3, dim)).astype(np.float32) / 2,
+                 masks=masks, labels=np.array([0, 1, 2]), safe=np.ones(3, bool),
+                 played=np.array([0, 1, 2]), won=False, solver_calls=0)  # fmt: skip
+    p = tmp_path / "s.npz"
+    write_shard(p, [ep], {"variant": "SH1-C4"})
+    return p
+
+
+@pytest.mark.parametrize(
+    "member, shape, descr, words",
+    [
+        ("meta.npy", (64 * 2**20,), "|u1", "metadata declares"),  # finding 8: a zip bomb
+        ("meta.npy", (-1,), "|u1", "negative"),
+        ("obs.npy", (2**40, 7), "|u1", "rows"),
+        ("labels.npy", (2**23,), "<i2", "rows"),
+        ("codebook.npy", (2**40,), "<f4", "codebook"),
+    ],
+)
+def test_shards_are_read_header_first(tmp_path, member, shape, descr, words):
+    from agents.dataset import ShardError, load_shards
+
+    good = _shard(tmp_path)
+    assert load_shards([good])["obs"].shape == (3, 7)
+    bad = _rezip(good, tmp_path / "bad.npz", {member: (_npy(shape, descr), 8 * 2**20)})
+    message = []
+    peak = _peak(lambda: message.append(refused(ShardError, load_shards, [bad])))
+    assert words in message[0] and str(bad) in message[0]
+    assert peak < 16 * 2**20
