@@ -14,14 +14,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 import yaml
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
+from scripts import experiment
 
 from agents.config import MAX_NET_WEIGHTS, ConfigError, load_config
 from agents.imitation import load_imitation_config
 from solitaire_gym.files import FileFormatError, atomic_path, strict_json, write_atomic
-
-from scripts import experiment
 
 MAX_MESSAGE = 400  # what a refusal may print, whatever the size of the input
 ROOT = Path(__file__).resolve().parents[1]
@@ -46,7 +45,7 @@ def in_time(f, seconds: float = 5.0):
     def run():
         try:
             out["value"] = f()
-        except BaseException as e:  # noqa: BLE001 - handed to the caller
+        except BaseException as e:
             out["error"] = e
 
     t = threading.Thread(target=run, daemon=True)
@@ -444,3 +443,204 @@ def test_shards_are_read_header_first(tmp_path, member, shape, descr, words):
     peak = _peak(lambda: message.append(refused(ShardError, load_shards, [bad])))
     assert words in message[0] and str(bad) in message[0]
     assert peak < 16 * 2**20
+
+
+# ---- 1, 5, 7. results folders: --include / --replace ---------------------------------------------
+FIELDS = (
+    "variant",
+    "policy",
+    "code",
+    "deal",
+    "won",
+    "score",
+    "moves",
+    "steps",
+    "end",
+    "foundation",
+)
+
+
+def _row(number: int, **change) -> dict:
+    from solitaire_gym.engine.variants import parse_code
+
+    variant = parse_code("SH1-C4-AAAAAAB")[0]
+    row = {"variant": "SH1-C4", "policy": "random", "code": variant.code(number),
+           "deal": str(number),
+           "won": "False", "score": "0", "moves": "3", "steps": "3", "end": "stuck",
+           "foundation": "0"}  # fmt: skip
+    return row | change
+
+
+def _folder(path: Path, rows: list[dict], command: str = "python experiments/evaluate.py x",
+            **summary) -> Path:  # fmt: skip
+    """An output folder of evaluate.py with ``rows`` (3 deals from 0), written by hand."""
+    path.mkdir(parents=True, exist_ok=True)
+    summaries = {"SH1-C4": {"random": summary}}
+    (path / "results.json").write_text(json.dumps(
+        {"command": command, "deals": {"first": 0, "count": 3}, "summaries": summaries}))  # fmt: skip
+    with (path / "episodes.csv").open("w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=FIELDS)
+        w.writeheader()
+        w.writerows(rows)
+    return path
+
+
+def _evaluate(*args: str) -> None:
+    experiment("evaluate").main(["--policies", "", "--deals", "3", "--no-plots", *args])
+
+
+def _files(folder: Path) -> dict:
+    return {p: p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def test_replace_cannot_delete_outside_the_output_folder(tmp_path):
+    """Finding 1: a code 'x/../../../../baselines/results' in a --replace folder's episodes.csv
+    became part of a trace path, and --replace deleted runs/baselines/results.json."""
+    runs = tmp_path / "runs"
+    victim = runs / "baselines" / "results.json"
+    victim.parent.mkdir(parents=True)
+    victim.write_text("precious")
+    everything = _folder(runs / "all", [_row(d) for d in range(3)])
+    evil = _folder(tmp_path / "dl" / "evil",
+                   [_row(0, code="x/../../../../baselines/results"), _row(1), _row(2)])  # fmt: skip
+    before = _files(everything)
+    with pytest.raises(SystemExit) as e:
+        _evaluate("--include", str(everything), "--replace", str(evil), "--out", str(everything))
+    message = str(e.value)
+    assert "episodes.csv, line 2" in message and "field 'code'" in message
+    assert len(message) <= MAX_MESSAGE
+    assert victim.read_text() == "precious" and _files(everything) == before
+
+
+@pytest.mark.parametrize("plant", ["file", "folder"])
+def test_replace_never_writes_through_a_planted_symlink(tmp_path, plant):
+    """Finding 1 (and 10): with a symlink in the output folder named like a trace file, the
+    replacing folder's trace overwrote the file it points to."""
+    victim = tmp_path / "victim.json"
+    victim.write_text("precious")
+    out = _folder(tmp_path / "all", [_row(d) for d in range(3)])
+    new = _folder(tmp_path / "new", [_row(d, score="5") for d in range(3)])
+    code = _row(0)["code"]
+    (new / "traces" / "SH1-C4").mkdir(parents=True)
+    (new / "traces" / "SH1-C4" / f"random-{code}.json").write_text("attacker's")
+    if plant == "file":
+        (out / "traces" / "SH1-C4").mkdir(parents=True)
+        (out / "traces" / "SH1-C4" / f"random-{code}.json").symlink_to(victim)
+    else:
+        (out / "traces").mkdir()
+        (out / "traces" / "SH1-C4").symlink_to(tmp_path, target_is_directory=True)
+        (tmp_path / f"random-{code}.json").symlink_to(victim)
+    with pytest.raises(SystemExit) as e:
+        _evaluate("--include", str(out), "--replace", str(new), "--out", str(out))
+    assert "symbolic link" in str(e.value) and len(str(e.value)) <= MAX_MESSAGE
+    assert victim.read_text() == "precious"
+
+
+def test_replace_does_not_copy_a_trace_that_is_a_symlink(tmp_path):
+    secret = tmp_path / "secret.txt"
+    secret.write_text("secret")
+    out = _folder(tmp_path / "all", [_row(d) for d in range(3)])
+    new = _folder(tmp_path / "new", [_row(d, score="5") for d in range(3)])
+    (new / "traces" / "SH1-C4").mkdir(parents=True)
+    (new / "traces" / "SH1-C4" / f"random-{_row(0)['code']}.json").symlink_to(secret)
+    with pytest.raises(SystemExit, match="symbolic link"):
+        _evaluate("--include", str(out), "--replace", str(new), "--out", str(out))
+    assert not (out / "traces").exists()
+
+
+@pytest.mark.parametrize(
+    "change, field",
+    [
+        ({"policy": "=cmd|' /C calc'!A0"}, "policy"),  # finding 5: live in a spreadsheet
+        ({"code": '=HYPERLINK("http://x","y")'}, "code"),
+        ({"end": "@SUM(1+1)"}, "end"),
+        ({"policy": "-2+3"}, "policy"),
+        ({"policy": "\tx"}, "policy"),
+        ({"deal": "\u0663"}, "deal"),  # finding 7: an Arabic-Indic 3
+        ({"deal": "1_0"}, "deal"),
+        ({"deal": "7"}, "deal"),  # not one of the 3 deals asked for
+        ({"moves": "-1"}, "moves"),
+        ({"foundation": "999"}, "foundation"),
+        ({"end": "bogus"}, "end"),
+        ({"end": "won"}, "end"),  # won is False
+        ({"score": "9" * 400}, "score"),
+        ({"code": "SH1-C4-AAAAAAC"}, "code"),  # another deal's code
+        ({"code": "SH1-C2-AAAAAAA"}, "code"),  # another variant's
+        ({"won": "true"}, "won"),
+    ],
+)
+def test_included_rows_are_validated_field_by_field(tmp_path, change, field):
+    bad = _folder(tmp_path / "bad", [_row(0), _row(1, **change), _row(2)])
+    out = tmp_path / "out"
+    with pytest.raises(SystemExit) as e:
+        _evaluate("--include", str(bad), "--out", str(out))
+    message = str(e.value)
+    assert f"episodes.csv, line 3: not a row evaluate.py wrote (field '{field}'" in message
+    assert len(message) <= MAX_MESSAGE and not out.exists()
+
+
+def test_merged_tables_hold_no_formula_and_markdown_quotes_safely(tmp_path):
+    """Finding 5: a command holding a backtick broke out of its code span and left raw
+    <img src=x onerror=...> in results.md."""
+    import markdown
+
+    command = "python evaluate.py `x` <img src=x onerror=alert(1)>\n# title | a |"
+    good = _folder(tmp_path / "good", [_row(d) for d in range(3)], command=command)
+    out = tmp_path / "out"
+    _evaluate("--include", str(good), "--out", str(out))
+    page = markdown.markdown((out / "results.md").read_text())
+    assert "<img" not in page and "&lt;img src=x" in page and "<h1" not in page
+    with (out / "episodes.csv").open(newline="") as f:
+        for row in csv.reader(f):
+            assert not any(cell[:1] in ("=", "+", "@", "\t", "\r") for cell in row)
+            assert not any(cell[:1] == "-" and not cell[1:].isdigit() for cell in row)
+
+
+@pytest.mark.parametrize(
+    "summary, words",
+    [
+        ({"played_by": [1]}, "'played_by'"),  # finding 7: a TypeError after results.json
+        ({"seconds": "x"}, "'seconds'"),
+        ({"verdicts": {"solvable": "all"}}, "'verdicts'"),
+    ],
+)
+def test_included_summaries_are_checked_before_anything_is_written(tmp_path, summary, words):
+    bad = _folder(tmp_path / "bad", [_row(d) for d in range(3)], **summary)
+    out = tmp_path / "out"
+    with pytest.raises(SystemExit) as e:
+        _evaluate("--include", str(bad), "--out", str(out))
+    assert words in str(e.value) and not out.exists()
+
+
+def test_evaluate_arguments_and_sizes(tmp_path, capsys):
+    """Finding 7: --deals 0 was a TypeError, --out naming a file a FileExistsError, a 100 MB
+    results.json took 0.9 GB."""
+    with pytest.raises(SystemExit):
+        _evaluate("--deals", "0", "--out", str(tmp_path / "o"))
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(SystemExit):
+        _evaluate("--out", str(tmp_path / "file"))
+    err = capsys.readouterr().err
+    assert "--deals must be 1 or more" in err and "is a file, not a folder" in err
+    big = _folder(tmp_path / "big", [_row(d) for d in range(3)])
+    with (big / "results.json").open("w") as f:
+        f.write('{"command": "' + "x" * (65 * 2**20) + '"}')
+    with pytest.raises(SystemExit, match="larger than 64 MiB"):
+        _evaluate("--include", str(big), "--out", str(tmp_path / "o"))
+    if hasattr(os, "mkfifo"):
+        pipe = _folder(tmp_path / "pipe", [_row(d) for d in range(3)])
+        (pipe / "results.json").unlink()
+        os.mkfifo(pipe / "results.json")
+        with pytest.raises(SystemExit):
+            in_time(lambda: _evaluate("--include", str(pipe), "--out", str(tmp_path / "o")))
+
+
+def test_a_good_included_folder_still_merges(tmp_path):
+    good = _folder(tmp_path / "good", [_row(d, score=str(10 * d)) for d in range(3)],
+                   played_by="python experiments/evaluate.py y", seconds=1.5)  # fmt: skip
+    out = tmp_path / "out"
+    _evaluate("--include", str(good), "--out", str(out))
+    result = json.loads((out / "results.json").read_text())
+    s = result["summaries"]["SH1-C4"]["random"]
+    assert s["mean_score"] == 10 and s["played_by"] == "python experiments/evaluate.py y"
+    assert (out / "episodes.csv").read_text() == (good / "episodes.csv").read_text()
