@@ -84,9 +84,10 @@ POLICY_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}", re.ASCII)
 files' names, and a cell that starts with a letter or digit is never a spreadsheet formula."""
 
 INT32_MAX = 2**31 - 1  # the engine's counters (score, move counter) are 32-bit
-MAX_JSON_BYTES = 64 * 2**20
-"""Largest ``results.json`` or ``verdicts.json`` read in (``verdicts.json`` of 100,000 deals of
-every variant: about 20 MB)."""
+MAX_RESULTS_BYTES = 16 * 2**20
+"""Largest ``results.json`` read in (its summaries take kilobytes)."""
+MAX_VERDICTS_BYTES = 64 * 2**20
+"""Largest ``verdicts.json`` read in (100,000 deals of every variant: about 20 MB)."""
 MAX_EPISODES_BYTES = 256 * 2**20
 """Largest ``episodes.csv`` read in (about 50 bytes a game)."""
 
@@ -130,15 +131,15 @@ def _name(path: Path) -> str:
     return text if len(text) <= 200 and text.isprintable() else shown(text, 200)
 
 
-def _read_json(path: Path, fields: tuple[str, ...]) -> dict:
+def _read_json(path: Path, fields: tuple[str, ...], limit: int) -> dict:
     """A JSON record that evaluate.py wrote, read in with the fields it must have: a file that is
-    missing, is not (strict) JSON, is larger than :data:`MAX_JSON_BYTES` or lacks one of them
-    stops the run with an error that names it."""
+    missing, is not (strict) JSON, is larger than ``limit`` bytes or lacks one of them stops the
+    run with an error that names it."""
     where = _name(path)
     if not path.exists():
         raise SystemExit(f"evaluate.py: {where}: no such file")
     try:
-        raw = strict_json(read_limited(path, MAX_JSON_BYTES).decode("utf-8"))
+        raw = strict_json(read_limited(path, limit).decode("utf-8"))
     except (FileFormatError, UnicodeDecodeError) as e:
         raise SystemExit(
             f"evaluate.py: {where} is not a JSON file evaluate.py wrote ({shown(str(e), 200)})"
@@ -288,7 +289,7 @@ def _read_verdicts(path: Path, verdicts: dict, budget: dict, tags=None) -> None:
     """Add the verdicts of a ``verdicts.json`` (of the variants ``tags``, default all) to
     ``verdicts`` and its solver budget to ``budget`` (all verdicts one file records come from one
     budget, so merged ones must too)."""
-    raw = _read_json(path, ("solver_budget", "verdicts"))
+    raw = _read_json(path, ("solver_budget", "verdicts"), MAX_VERDICTS_BYTES)
     if tags is not None:
         raw["verdicts"] = {t: v for t, v in raw["verdicts"].items() if t in tags}
         if not raw["verdicts"]:
@@ -319,7 +320,7 @@ def _load_included(paths: list[str], deals: list[int], replace: list[str] = ()):
         if not (d / "results.json").is_file() or not (d / "episodes.csv").is_file():
             raise SystemExit(f"evaluate.py: {flag} {d}: not an output folder of evaluate.py "
                              "(no results.json and episodes.csv)")  # fmt: skip
-        res = _read_json(d / "results.json", ("deals", "summaries", "command"))
+        res = _read_json(d / "results.json", ("deals", "summaries", "command"), MAX_RESULTS_BYTES)
         got = res["deals"]
         if got["count"] and (got["first"], got["count"]) != (deals[0], len(deals)):
             raise SystemExit(f"evaluate.py: {d} played deals {got['first']} … (count "

@@ -87,7 +87,8 @@ def _constant(name: str) -> Any:
 def strict_json(text: str | bytes) -> Any:
     """``json.loads(text)``, refusing what the package never writes: a key given twice in an
     object, ``NaN``/``Infinity``, a lone surrogate in a string, integers longer than Python
-    reads, nesting deeper than Python's recursion limit. :class:`FileFormatError` says which."""
+    reads, nesting deeper than Python's recursion limit. :class:`FileFormatError` says which
+    (for text that is not JSON at all, the parser's own words: callers say "not valid JSON")."""
     try:
         data = json.loads(text, object_pairs_hook=_pairs, parse_constant=_constant)
     except FileFormatError:
@@ -95,7 +96,7 @@ def strict_json(text: str | bytes) -> Any:
     except RecursionError:
         raise FileFormatError("nested too deeply") from None
     except (ValueError, UnicodeDecodeError) as e:  # JSONDecodeError, integers too long
-        raise FileFormatError(f"not valid JSON: {shown(str(e), 200)}") from None
+        raise FileFormatError(shown(str(e), 200).strip("'\"")) from None
     _check_strings(data)
     return data
 

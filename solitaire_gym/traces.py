@@ -302,11 +302,14 @@ def load_trace(path: str | os.PathLike) -> Trace:
     name = shown(os.fspath(path))
     try:
         text = read_limited(path, MAX_TRACE_BYTES).decode("utf-8")
-        d = strict_json(text)
     except FileFormatError as e:
         raise TraceError(f"cannot read trace {name}: {e}") from None
     except UnicodeDecodeError as e:
         raise TraceError(f"cannot read trace {name}: not UTF-8 text (byte {e.start})") from None
+    try:
+        d = strict_json(text)
+    except FileFormatError as e:
+        raise TraceError(f"trace {name} is not valid JSON: {e}") from None
     return Trace.from_dict(d)
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import yaml
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from scripts import experiment
 
@@ -134,7 +134,8 @@ def test_network_size_is_capped(tmp_path):
         ("[Infinity]", "Infinity"),
         ("[-Infinity]", "Infinity"),
         ("[" * 100_000 + "]" * 100_000, "nested"),
-        ("[" + "9" * 5000 + "]", "not valid JSON"),
+        ("[" + "9" * 5000 + "]", "digits"),
+        ("{bad", "Expecting property name"),
     ],
 )
 def test_strict_json_refuses_what_the_package_never_writes(text, words):
@@ -624,8 +625,8 @@ def test_evaluate_arguments_and_sizes(tmp_path, capsys):
     assert "--deals must be 1 or more" in err and "is a file, not a folder" in err
     big = _folder(tmp_path / "big", [_row(d) for d in range(3)])
     with (big / "results.json").open("w") as f:
-        f.write('{"command": "' + "x" * (65 * 2**20) + '"}')
-    with pytest.raises(SystemExit, match="larger than 64 MiB"):
+        f.write('{"command": "' + "x" * (17 * 2**20) + '"}')
+    with pytest.raises(SystemExit, match="larger than 16 MiB"):
         _evaluate("--include", str(big), "--out", str(tmp_path / "o"))
     if hasattr(os, "mkfifo"):
         pipe = _folder(tmp_path / "pipe", [_row(d) for d in range(3)])
@@ -644,3 +645,42 @@ def test_a_good_included_folder_still_merges(tmp_path):
     s = result["summaries"]["SH1-C4"]["random"]
     assert s["mean_score"] == 10 and s["played_by"] == "python experiments/evaluate.py y"
     assert (out / "episodes.csv").read_text() == (good / "episodes.csv").read_text()
+
+
+# ---- fuzz: any bytes are read or refused with the format's own error ---------------------------
+@given(
+    st.binary(max_size=300) | st.text(alphabet="ab:- []{}&*!|>'\"\n\t#0123456789.,", max_size=300)
+)
+@settings(
+    max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+def test_config_fuzz(tmp_path, data):
+    path = tmp_path / "c.yaml"
+    path.write_bytes(data if isinstance(data, bytes) else data.encode())
+    for load in LOADERS:
+        try:
+            load(path)
+        except ConfigError as e:
+            assert len(str(e)) <= MAX_MESSAGE
+
+
+@given(st.dictionaries(st.sampled_from(FIELDS), st.text(max_size=12), max_size=4))
+@settings(max_examples=150, deadline=None)
+def test_episode_row_fuzz(change):
+    """A row with any fields changed is accepted only if every field is as evaluate.py writes
+    it; then no cell can start a formula and its code is its variant's code of its deal."""
+    evaluate = experiment_module()
+    row = _row(1) | change
+    if evaluate._row_problem(row, range(0, 3)):
+        return
+    assert all(cell[:1] not in ("=", "+", "@", "\t", "\r") for cell in row.values())
+    assert evaluate._trace_path(Path("out"), row["variant"], row["policy"], row["code"])
+
+
+_EVALUATE = []
+
+
+def experiment_module():
+    if not _EVALUATE:
+        _EVALUATE.append(experiment("evaluate"))
+    return _EVALUATE[0]
