@@ -684,3 +684,28 @@ def experiment_module():
     if not _EVALUATE:
         _EVALUATE.append(experiment("evaluate"))
     return _EVALUATE[0]
+
+
+# ---- 9. checkpoint metadata is quoted, not echoed ------------------------------------------------
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"layout_id": "x" * 500_000},
+        {"format_version": "x" * 500_000},
+        {"play": {"rule": "x" * 500_000}},
+        {"play": ["x"] * 100_000},
+        {"arch": {"kind": "x" * 500_000}},
+        {"options": {"y" * 500_000: 1}},
+    ],
+    ids=["layout_id", "format_version", "play", "play-list", "arch", "options"],
+)
+def test_checkpoint_metadata_is_quoted_briefly(tmp_path, change):
+    from agents.policy import CheckpointError, load_policy
+
+    with np.load(CHECKPOINT) as z:
+        arrays = {k: z[k] for k in z.files}
+    meta = json.loads(arrays["meta"].tobytes()) | change
+    arrays["meta"] = np.frombuffer(json.dumps(meta).encode("ascii"), np.uint8)
+    p = tmp_path / "big-meta.npz"
+    np.savez(p, **arrays)
+    refused(CheckpointError, load_policy, p)
