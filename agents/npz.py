@@ -14,6 +14,7 @@ from __future__ import annotations
 import lzma
 import math
 import os
+import stat
 import zipfile
 import zlib
 from collections.abc import Callable
@@ -55,14 +56,24 @@ class Npz:
         self.path = path
         self.error = error
         try:
-            self._zip = zipfile.ZipFile(path)
+            # O_NONBLOCK: a named pipe is refused below, not waited on (as solitaire_gym.files)
+            fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        except (*NPZ_READ_ERRORS, TypeError) as e:
+            raise error(f"{path} is not a readable file ({type(e).__name__})") from None
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            os.close(fd)
+            raise error(f"{path} is not a regular file")
+        self._file = os.fdopen(fd, "rb")
+        try:
+            self._zip = zipfile.ZipFile(self._file)
         except NPZ_READ_ERRORS as e:
+            self._file.close()
             raise error(f"{path} is not an .npz file ({type(e).__name__})") from None
         self.members: dict[str, zipfile.ZipInfo] = {}
         for info in self._zip.infolist():
             name = info.filename.removesuffix(".npy")
             if name in self.members:
-                self._zip.close()
+                self.close()
                 raise error(f"{path}: array {shown(name)} is stored twice")
             self.members[name] = info
 
@@ -74,7 +85,11 @@ class Npz:
         return self
 
     def __exit__(self, *exc) -> None:
+        self.close()
+
+    def close(self) -> None:
         self._zip.close()
+        self._file.close()
 
     def header(self, name: str, what: str | None = None) -> tuple[tuple[int, ...], np.dtype]:
         """The shape and dtype that array ``name``'s header declares (nothing of its data read)."""

@@ -759,7 +759,8 @@ def plot_learning_curves(runs: list[str], path: Path, summaries: dict | None = N
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    import yaml
+
+    from agents.config import ConfigError, read_yaml
 
     fig, (a1, a2) = plt.subplots(1, 2, figsize=(11, 4))
     for run in runs:
@@ -773,7 +774,10 @@ def plot_learning_curves(runs: list[str], path: Path, summaries: dict | None = N
         cfg = run / "config.yaml"
         tag = None
         if cfg.exists():
-            c = yaml.safe_load(cfg.read_text())
+            try:  # the one reader of configs (no aliases, size and depth capped)
+                c = read_yaml(cfg)[0]
+            except ConfigError as e:
+                raise SystemExit(f"evaluate.py: --runs: {e}") from None
             from agents.play import variant_tag
 
             tag = variant_tag(c["game"], c.get("options") or {})

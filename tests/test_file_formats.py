@@ -709,3 +709,14 @@ def test_checkpoint_metadata_is_quoted_briefly(tmp_path, change):
     p = tmp_path / "big-meta.npz"
     np.savez(p, **arrays)
     refused(CheckpointError, load_policy, p)
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no named pipes on this system")
+def test_npz_readers_refuse_a_named_pipe_without_waiting(tmp_path):
+    from agents.dataset import ShardError, load_shards
+    from agents.policy import CheckpointError, load_policy
+
+    pipe = tmp_path / "pipe.npz"
+    os.mkfifo(pipe)
+    assert "regular file" in in_time(lambda: refused(ShardError, load_shards, [pipe]))
+    in_time(lambda: refused(CheckpointError, load_policy, pipe))
