@@ -48,6 +48,7 @@ from agents.policy import (
     build_net,
     game_spec,
     load_policy,
+    read_meta_record,
     save_policy,
 )
 from agents.teacher import ON_REPEAT
@@ -407,7 +408,7 @@ class ImitationRun:
         best_path = self.out / "best.npz"
         best_wins = -1
         if best_path.exists():
-            best_wins = int(json.loads(_meta_text(best_path)).get("val_wins", -1))
+            best_wins = int(read_meta_record(best_path).get("val_wins", -1))
         for r, a, b, student in rounds:
             ckpt = self.out / f"round{r}.npz"
             if ckpt.exists():
@@ -474,11 +475,6 @@ def best_play(history: list[dict]) -> dict:
     validation wins), from ``history`` (its rows)."""
     best = max(range(len(history)), key=lambda i: (history[i].get("val_wins", 0), i))
     return json.loads(history[best].get("val_play", '{"rule": "policy"}'))
-
-
-def _meta_text(path: Path) -> str:
-    with np.load(path, allow_pickle=False) as z:
-        return bytes(z["meta"]).decode("ascii")
 
 
 def load_best(out: str | Path, **kwargs):

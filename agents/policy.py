@@ -692,8 +692,10 @@ def _byte_string(shape, dtype) -> str:
     return ""
 
 
-def read_policy_meta(path: str | os.PathLike[str]) -> dict[str, Any]:
-    """The JSON record of a policy checkpoint, checked for format and layout."""
+def read_meta_record(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """The JSON record of a policy checkpoint as it is stored (a JSON object; nothing else
+    checked), read header first (:mod:`agents.npz`): at most :data:`MAX_META_BYTES`, strict
+    ASCII JSON."""
     path = _checkpoint_path(path)
     if not path.is_file():
         raise CheckpointError(f"no policy checkpoint at {path}")
@@ -707,7 +709,16 @@ def read_policy_meta(path: str | os.PathLike[str]) -> dict[str, Any]:
         raise CheckpointError(
             f"{path} is not a policy checkpoint (its metadata: {shown(str(e), 120)})"
         ) from None
-    if not isinstance(meta, dict) or meta.get("format") != FORMAT:
+    if not isinstance(meta, dict):
+        raise CheckpointError(f"{path} is not a {FORMAT} checkpoint")
+    return meta
+
+
+def read_policy_meta(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """The JSON record of a policy checkpoint, checked for format and layout."""
+    path = _checkpoint_path(path)
+    meta = read_meta_record(path)
+    if meta.get("format") != FORMAT:
         raise CheckpointError(f"{path} is not a {FORMAT} checkpoint")
     if meta.get("format_version") != FORMAT_VERSION:
         raise CheckpointError(
