@@ -720,3 +720,12 @@ def test_npz_readers_refuse_a_named_pipe_without_waiting(tmp_path):
     os.mkfifo(pipe)
     assert "regular file" in in_time(lambda: refused(ShardError, load_shards, [pipe]))
     in_time(lambda: refused(CheckpointError, load_policy, pipe))
+
+
+def test_every_named_policy_has_a_name_evaluate_can_write_and_read_back():
+    """evaluate.py refuses an included row whose policy is not a plain name (finding 5): the
+    players it plays itself must have such names, or their games could not be merged."""
+    from agents.named import POLICY_NAMES
+
+    evaluate = experiment_module()
+    assert all(evaluate.POLICY_NAME.fullmatch(name) for name in POLICY_NAMES)
