@@ -20,6 +20,7 @@ either way.
 from __future__ import annotations
 
 import copy
+import itertools
 import math
 import re
 import shutil
@@ -30,6 +31,7 @@ from typing import Any
 import yaml
 
 from solitaire_gym.errors import SHOWN_CHARS, SolitaireError, shown
+from solitaire_gym.files import FileFormatError, read_limited
 
 ALGORITHMS = ("maskable_ppo", "rllib_ppo")
 VECTORIZE = ("native", "sync")
@@ -49,6 +51,9 @@ class ConfigError(SolitaireError):
 
 
 MAX_CONFIG_BYTES = 2**20  # a config is a page of YAML
+MAX_NET_WEIGHTS = 2**26
+"""Most weights the hidden layers of a config's network may have (``net_arch``: the products of
+the sizes of neighbouring layers, summed): 256 MiB as float32, per network."""
 # A run's name is also its folder under runs/: a plain name, never a path.
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$", re.ASCII)
 # What a run folder holds (agents/training.py); --restart deletes only a folder of these.
@@ -254,6 +259,12 @@ def check_config(data: Any, where: str = "<dict>") -> TrainConfig:
             f"{where}: network.net_arch must be a list of 1 to 64 layer sizes (integers "
             f"1 … {2**16}), not {shown(arch)}"
         )
+    weights = sum(a * b for a, b in itertools.pairwise(arch))
+    if weights > MAX_NET_WEIGHTS:
+        raise ConfigError(
+            f"{where}: network.net_arch asks for {weights:,} weights between its layers; at most "
+            f"{MAX_NET_WEIGHTS:,} (the products of the sizes of neighbouring layers, summed)"
+        )
     for key, (low, high, low_in, high_in) in RANGES.items():
         section, _, name = key.rpartition(".")
         value = raw[section][name] if section else raw[name]
@@ -289,8 +300,44 @@ def check_config(data: Any, where: str = "<dict>") -> TrainConfig:
     return TrainConfig(raw, where)
 
 
-class _UniqueKeyLoader(yaml.SafeLoader):
-    """YAML's safe loader, refusing a key given twice in one mapping (PyYAML keeps the last)."""
+MAX_CONFIG_DEPTH = 32
+"""Deepest nesting of lists and mappings a config file may have (the schema needs 3)."""
+MAX_CONFIG_INT_DIGITS = 30
+"""Longest integer a config file may write (a seed or a step count needs 20 digits at most)."""
+
+
+class _ConfigLoader(yaml.SafeLoader):
+    """YAML's safe loader for files from elsewhere: no aliases (``*name``: an alias repeats a
+    node, and nested aliases grow exponentially, the "billion laughs"), nesting at most
+    :data:`MAX_CONFIG_DEPTH` deep, integers of at most :data:`MAX_CONFIG_INT_DIGITS` digits, no key
+    given twice in one mapping (PyYAML keeps the last)."""
+
+    _depth = 0
+
+    def compose_node(self, parent, index):
+        if self.check_event(yaml.events.AliasEvent):
+            raise yaml.composer.ComposerError(
+                None, None, "aliases (*name) are not read in a config", self.peek_event().start_mark
+            )
+        self._depth += 1
+        try:
+            if self._depth > MAX_CONFIG_DEPTH:
+                raise yaml.composer.ComposerError(
+                    None, None, f"nested more than {MAX_CONFIG_DEPTH} deep",
+                    self.peek_event().start_mark,
+                )  # fmt: skip
+            return super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
+
+    def construct_yaml_int(self, node):
+        digits = sum(c.isdigit() for c in str(node.value))
+        if digits > MAX_CONFIG_INT_DIGITS:
+            raise yaml.constructor.ConstructorError(
+                None, None, f"an integer of {digits} digits (at most {MAX_CONFIG_INT_DIGITS})",
+                node.start_mark,
+            )  # fmt: skip
+        return super().construct_yaml_int(node)
 
     def construct_mapping(self, node, deep=False):
         seen = set()
@@ -308,29 +355,37 @@ class _UniqueKeyLoader(yaml.SafeLoader):
         return super().construct_mapping(node, deep=deep)
 
 
-def load_config(path: str | Path) -> TrainConfig:
-    """Read and check a YAML config file (safe YAML: no objects are built from it)."""
-    path = Path(path)
+_ConfigLoader.add_constructor("tag:yaml.org,2002:int", _ConfigLoader.construct_yaml_int)
+
+
+def read_yaml(path: str | Path) -> tuple[Any, str]:
+    """The parsed YAML file at ``path`` and the name to give it in messages: the one reader of
+    every config (training, imitation). A regular file of at most :data:`MAX_CONFIG_BYTES`
+    (a named pipe is refused, not waited on), UTF-8, read by :class:`_ConfigLoader` (safe: no
+    objects are built; no aliases, nesting, long integers or keys given twice). Anything else is
+    a :class:`ConfigError` naming the file, quoting a few hundred characters at most."""
     where = shown(str(path), 120)
     try:
-        with path.open("rb") as f:
-            data = f.read(MAX_CONFIG_BYTES + 1)
-        if len(data) > MAX_CONFIG_BYTES:
-            raise ConfigError(f"{where}: larger than {MAX_CONFIG_BYTES // 1024} KiB")
-        text = data.decode("utf-8")
-    except OSError as e:
-        raise ConfigError(f"cannot read config {where}: {e.strerror or e}") from None
+        text = read_limited(path, MAX_CONFIG_BYTES).decode("utf-8")
+    except FileFormatError as e:
+        raise ConfigError(f"cannot read config {where}: {e}") from None
     except UnicodeDecodeError as e:
         raise ConfigError(f"{where}: not UTF-8 text (byte {e.start})") from None
     try:
-        data = yaml.load(text, Loader=_UniqueKeyLoader)
+        data = yaml.load(text, Loader=_ConfigLoader)
     except yaml.YAMLError as e:
         raise ConfigError(f"{where}: not valid YAML: {shown(str(e), 300)}") from None
     except RecursionError:
         raise ConfigError(f"{where}: nested too deeply to be a config") from None
     except ValueError as e:  # e.g. an integer longer than Python converts
         raise ConfigError(f"{where}: {shown(str(e), 200)}") from None
-    return check_config(data if data is not None else {}, where)
+    return (data if data is not None else {}), where
+
+
+def load_config(path: str | Path) -> TrainConfig:
+    """Read (:func:`read_yaml`) and check a YAML training config file."""
+    data, where = read_yaml(path)
+    return check_config(data, where)
 
 
 def remove_run_folder(out: str | Path) -> None:

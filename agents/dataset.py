@@ -1,6 +1,7 @@
 """Teacher data on disk: shards of (observation, mask, label) records, compact and safe to load.
 
-A shard is one ``.npz`` file (loaded with ``allow_pickle=False``: no code runs) holding, for
+A shard is one ``.npz`` file (read header first by :mod:`agents.npz`: no pickle, so no code runs;
+every array's declared size checked before its data is read) holding, for
 ``T`` positions of one variant:
 
 ==================  ===============  ========================================================
@@ -26,18 +27,18 @@ env's, bit for bit.
 from __future__ import annotations
 
 import json
-import lzma
+import math
 import os
-import zipfile
-import zlib
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from agents.npz import MAX_META_BYTES, Npz
 from agents.teacher import Episode
-from solitaire_gym.errors import is_int
+from solitaire_gym.errors import is_int, shown
+from solitaire_gym.files import FileFormatError, strict_json
 
 
 class ShardError(ValueError):
@@ -100,81 +101,84 @@ _SHARD_ARRAYS = {  # name: (dtype kind and size, per row (T) or per deal (E)), a
     "won": ("b1", "E"),
     "meta": ("u1", None),
 }
-MAX_META_BYTES = 1 << 20
-"""The most bytes a shard's or a policy checkpoint's JSON metadata may hold when read."""
-
-NPZ_READ_ERRORS = (
-    OSError,
-    EOFError,
-    ValueError,
-    RuntimeError,
-    zipfile.BadZipFile,
-    zlib.error,
-    lzma.LZMAError,
-)
-"""What reading a damaged ``.npz`` (a shard here, a policy checkpoint in :mod:`agents.policy`)
-can raise: a bad CRC, a truncated or corrupt compressed stream, an unsupported compression method
-or an encrypted member (``NotImplementedError`` and ``RuntimeError``), numpy's refusal of an
-object array and ``.npy`` damage (``ValueError``), JSON nested too deep (``RecursionError``)."""
-# With np.load, as a shard is read: also a missing array, and the allocation a forged header asks for.
-_READ_ERRORS = (*NPZ_READ_ERRORS, KeyError, MemoryError)
+MAX_SHARD_ROWS = 1 << 22
+"""Most positions one shard may hold (``write_shard`` writes 25 deals' worth: thousands)."""
+MAX_SHARD_BYTES = 1 << 30
+"""Most bytes the arrays of one shard may declare in all; checked from their headers, before
+any array is read."""
 
 
-def _meta_of(z, path) -> dict[str, Any]:
-    raw = z["meta"]
-    if raw.dtype != np.uint8 or raw.ndim != 1 or raw.size > MAX_META_BYTES:
-        raise ShardError(f"{path}: its metadata is not a short byte string")
-    meta = json.loads(raw.tobytes().decode("ascii"))
+def _meta_of(raw: np.ndarray, path) -> dict[str, Any]:
+    """The shard's JSON record from the bytes of its ``meta`` array, checked."""
+    try:
+        meta = strict_json(raw.tobytes().decode("ascii"))
+    except (UnicodeDecodeError, FileFormatError) as e:
+        raise ShardError(
+            f"{path}: not a shard with readable metadata ({shown(str(e), 120)})"
+        ) from None
     if not isinstance(meta, dict):
         raise ShardError(f"{path}: its metadata is not a JSON object")
     for key in ("n_actions", "obs_dim"):
         v = meta.get(key)
         if not is_int(v) or not 1 <= v <= 1 << 16:
-            raise ShardError(f"{path}: metadata {key!r} is {v!r}, not a size")
+            raise ShardError(f"{path}: metadata {key!r} is {shown(v)}, not a size")
     return meta
+
+
+def _byte_string(shape, dtype) -> str:
+    return "" if dtype == np.uint8 and len(shape) == 1 else "is not a short byte string"
 
 
 def read_meta(path: str | os.PathLike[str]) -> dict[str, Any]:
     """A shard's JSON record (variant, sizes, how it was made); :class:`ShardError` naming the
-    file when it is not a shard or its record is not readable."""
+    file when it is not a shard or its record is not readable. The record's size is checked
+    from its ``.npy`` header (at most :data:`MAX_META_BYTES`) before it is read."""
     try:
-        with np.load(path, allow_pickle=False) as z:
-            return _meta_of(z, path)
-    except ShardError:
-        raise
-    except (*_READ_ERRORS, UnicodeDecodeError) as e:
-        raise ShardError(
-            f"{path}: not a shard with readable metadata ({type(e).__name__})"
-        ) from None
+        with Npz(path, ShardError) as z:
+            if "meta" not in z.names:
+                raise ShardError(f"{path} has no metadata")
+            raw = z.read("meta", MAX_META_BYTES, _byte_string, f"{path}: its metadata")
+    except ShardError as e:
+        raise ShardError(f"not a shard with readable metadata: {e}") from None
+    return _meta_of(raw, path)
 
 
 def _read_shard(path, meta: dict[str, Any]) -> dict[str, np.ndarray]:
     """Every array of the shard at ``path``, checked against :data:`_SHARD_ARRAYS` and ``meta``:
-    dtypes, matching row counts, the observation and mask widths, observation indices inside the
-    codebook, labels and played actions inside the action space; :class:`ShardError` otherwise."""
+    first from the headers alone (dtypes, matching row counts, the observation and mask widths,
+    at most :data:`MAX_SHARD_ROWS` rows and :data:`MAX_SHARD_BYTES` in all), then the data
+    (observation indices inside the codebook, labels and played actions inside the action
+    space, a finite codebook); :class:`ShardError` otherwise."""
     n_act, dim = meta["n_actions"], meta["obs_dim"]
-    try:
-        with np.load(path, allow_pickle=False) as z:
-            missing = sorted(set(_SHARD_ARRAYS) - set(z.files))
-            if missing:
-                raise ShardError(f"{path}: not a shard (no {', '.join(missing)})")
-            a = {k: z[k] for k in _SHARD_ARRAYS if k != "meta"}
-    except ShardError:
-        raise
-    except _READ_ERRORS as e:
-        raise ShardError(f"{path}: an array is not readable ({type(e).__name__})") from None
-    rows = {"T": len(a["labels"]), "E": len(a["deals"])}
-    for k, (kind, per) in _SHARD_ARRAYS.items():
-        if k == "meta":
-            continue
-        want = np.dtype(kind)
-        ndim = 2 if k in ("obs", "masks") else 1
-        if a[k].dtype.newbyteorder("=") != want.newbyteorder("=") or a[k].ndim != ndim:
-            raise ShardError(f"{path}: array {k!r} is {a[k].dtype} {a[k].shape}, not {want}")
-        if per is not None and len(a[k]) != rows[per]:
-            raise ShardError(f"{path}: array {k!r} has {len(a[k])} rows, not {rows[per]}")
-    if a["obs"].shape[1:] != (dim,) or a["masks"].shape[1:] != ((n_act + 7) // 8,):
-        raise ShardError(f"{path}: observations or masks do not have the widths its metadata says")
+    with Npz(path, ShardError) as z:
+        missing = sorted(set(_SHARD_ARRAYS) - z.names)
+        if missing:
+            raise ShardError(f"{path}: not a shard (no {', '.join(missing)})")
+        heads = {k: z.header(k) for k in _SHARD_ARRAYS if k != "meta"}
+        rows = {"T": heads["labels"][0][:1], "E": heads["deals"][0][:1]}
+        widths = {"obs": dim, "masks": (n_act + 7) // 8}
+        for k, (shape, dtype) in heads.items():
+            kind, per = _SHARD_ARRAYS[k]
+            want = np.dtype(kind)
+            ndim = 2 if k in widths else 1
+            if dtype.newbyteorder("=") != want.newbyteorder("=") or len(shape) != ndim:
+                raise ShardError(f"{path}: array {k!r} is {dtype} {shown(shape)}, not {want}")
+            if per is not None and shape[:1] != rows[per]:
+                raise ShardError(f"{path}: array {k!r} has {shape[0]} rows, not {rows[per][0]}")
+            if k in widths and shape[1] != widths[k]:
+                raise ShardError(
+                    f"{path}: observations or masks do not have the widths its metadata says"
+                )
+        if heads["codebook"][0][0] > 256 or rows["T"][0] > MAX_SHARD_ROWS:
+            raise ShardError(f"{path}: more than {MAX_SHARD_ROWS} positions or 256 codebook "
+                             "values")  # fmt: skip
+        sizes = {k: math.prod(shape) * dtype.itemsize for k, (shape, dtype) in heads.items()}
+        if sum(sizes.values()) > MAX_SHARD_BYTES:
+            raise ShardError(
+                f"{path}: its arrays declare {sum(sizes.values())} bytes; a shard holds at most "
+                f"{MAX_SHARD_BYTES}"
+            )
+        a = {k: z.read(k, sizes[k]) for k in heads}
     if not np.isfinite(a["codebook"]).all():
         raise ShardError(f"{path}: its codebook is not a list of finite values")
     if a["obs"].size and int(a["obs"].max()) >= a["codebook"].size:

@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 import yaml
 
-from agents.config import _NUM, CheckedConfig, ConfigError, _merge
+from agents.config import _NUM, MAX_NET_WEIGHTS, CheckedConfig, ConfigError, _merge, read_yaml
 from agents.dataset import game_starts, won_deals
 from agents.memory import MODES
 from agents.play import VALIDATION_START, VARIANTS, eval_deals, play_deals
@@ -48,9 +48,11 @@ from agents.policy import (
     build_net,
     game_spec,
     load_policy,
+    read_meta_record,
     save_policy,
 )
 from agents.teacher import ON_REPEAT
+from solitaire_gym.errors import shown
 
 SCHEMA: dict[str, Any] = {
     "name": (str, None),
@@ -148,19 +150,21 @@ def check_imitation_config(data: Any, where: str = "<dict>") -> ImitationConfig:
         section, _, k = key.rpartition(".")
         v = raw[section][k] if section else raw[k]
         if not (lo <= v <= hi):  # NaN fails too
-            raise ConfigError(f"{where}: {key} must lie in {lo} … {hi}, not {v!r}")
+            raise ConfigError(f"{where}: {key} must lie in {lo} … {hi}, not {shown(v)}")
+    weights = raw["arch"]["layers"] * raw["arch"]["hidden"] ** 2
+    if weights > MAX_NET_WEIGHTS:
+        raise ConfigError(
+            f"{where}: arch.layers × arch.hidden² is {weights:,} weights; at most "
+            f"{MAX_NET_WEIGHTS:,}"
+        )
     return ImitationConfig(raw, where)
 
 
 def load_imitation_config(path: str | Path) -> ImitationConfig:
-    path = Path(path)
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as e:
-        raise ConfigError(f"cannot read config {str(path)!r}: {e}") from None
-    except yaml.YAMLError as e:
-        raise ConfigError(f"{path}: not valid YAML: {e}") from None
-    return check_imitation_config(data if data is not None else {}, str(path))
+    """Read (:func:`agents.config.read_yaml`, as training configs are read) and check a YAML
+    imitation config file."""
+    data, where = read_yaml(path)
+    return check_imitation_config(data, where)
 
 
 def teacher_wins_only(data: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
@@ -404,7 +408,7 @@ class ImitationRun:
         best_path = self.out / "best.npz"
         best_wins = -1
         if best_path.exists():
-            best_wins = int(json.loads(_meta_text(best_path)).get("val_wins", -1))
+            best_wins = int(read_meta_record(best_path).get("val_wins", -1))
         for r, a, b, student in rounds:
             ckpt = self.out / f"round{r}.npz"
             if ckpt.exists():
@@ -471,11 +475,6 @@ def best_play(history: list[dict]) -> dict:
     validation wins), from ``history`` (its rows)."""
     best = max(range(len(history)), key=lambda i: (history[i].get("val_wins", 0), i))
     return json.loads(history[best].get("val_play", '{"rule": "policy"}'))
-
-
-def _meta_text(path: Path) -> str:
-    with np.load(path, allow_pickle=False) as z:
-        return bytes(z["meta"]).decode("ascii")
 
 
 def load_best(out: str | Path, **kwargs):

@@ -50,6 +50,10 @@ def variant_tag(game: str, options: dict) -> str:
     return EnvOptions.build(game, **options).variant.tag
 
 
+ENDS = ("won", "stuck", "truncated", "resigned")
+"""How a game of :func:`play_deals` ends (``EpisodeResult.end``)."""
+
+
 @dataclass
 class EpisodeResult:
     code: str
@@ -58,7 +62,7 @@ class EpisodeResult:
     score: int  # the app's score at the end (Vegas: dollars)
     moves: int  # the app's move counter
     steps: int  # actions taken (as many as moves here: no undo)
-    end: str  # "won", "stuck", "truncated" or "resigned"
+    end: str  # how the game ended: one of ENDS
     foundation: int  # cards on the foundations at the end
     trace: list[str] | None = field(default=None, repr=False)  # moves, if recorded
     scores: list[int] | None = field(default=None, repr=False)  # score after each move

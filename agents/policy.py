@@ -55,14 +55,15 @@ nothing here knows a rule: which pairs build is learned.
 
 **Checkpoints** are single ``.npz`` files (:func:`save_policy`, :func:`load_policy`): the weights
 as plain arrays and a JSON record (format, observation layout id, variant, sizes, architecture,
-how it was trained, the wins it scored on fixed deals). Loading uses ``allow_pickle=False``: no
-code object is ever unpickled, so a checkpoint from anywhere is safe to load. A checkpoint whose
+how it was trained, the wins it scored on fixed deals). Loading reads them header first
+(:mod:`agents.npz`, as teacher shards are read): no code object is ever unpickled, so a checkpoint from anywhere is safe to load. A checkpoint whose
 layout id differs from the package's (``solitaire_gym.envs.observation.layout_id``) is refused:
 the observation it was trained on no longer exists. Each array's ``.npy`` header is read and
 checked before its data: a weight must have its parameter's shape and be float32 (either byte
 order; float64 is refused, not rounded: :func:`save_policy` never writes it) with finite values,
-the metadata a byte string of at most :data:`MAX_META_BYTES`, so a damaged or hostile file is
-refused by name (:class:`CheckpointError`) without allocating more than those sizes.
+the metadata a byte string of at most :data:`MAX_META_BYTES` and strict JSON, so a damaged or
+hostile file (a negative or huge declared shape, a zip bomb) is refused by name
+(:class:`CheckpointError`) without allocating more than those sizes.
 """
 
 from __future__ import annotations
@@ -70,16 +71,15 @@ from __future__ import annotations
 import json
 import math
 import os
-import zipfile
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 import numpy as np
-from numpy.lib import format as npy_format
 
 from agents.base import Agent
-from agents.dataset import MAX_META_BYTES, NPZ_READ_ERRORS, save_npz
+from agents.dataset import save_npz
 from agents.memory import MODES, PlayMemory
+from agents.npz import MAX_META_BYTES, Npz
 from solitaire_gym.engine.actions import (
     K_CF,
     K_CT,
@@ -99,6 +99,7 @@ from solitaire_gym.engine.variants import G_COLS, L_N
 from solitaire_gym.envs.core import EnvOptions
 from solitaire_gym.envs.observation import DEPTH_SCALE, layout, layout_id, row_faces
 from solitaire_gym.errors import shown
+from solitaire_gym.files import FileFormatError, strict_json
 
 FORMAT = "solitaire_gym-policy"
 FORMAT_VERSION = 1
@@ -241,21 +242,21 @@ def build_net(arch: dict[str, Any], spec: dict[str, Any]):
     moves = arch.get("moves", False)
     for name, v in (("lookup", lookup), ("memory", memory), ("piles", piles), ("moves", moves)):
         if not isinstance(v, bool):
-            raise CheckpointError(f"architecture {name}={v!r}: expected true or false")
+            raise CheckpointError(f"architecture {name}={shown(v)}: expected true or false")
         if v and kind != "cards":
-            raise CheckpointError(f"{name}=true needs kind 'cards', not {kind!r}")
+            raise CheckpointError(f"{name}=true needs kind 'cards', not {shown(kind)}")
     if not isinstance(memory_mode, str) or memory_mode not in MODES:
-        raise CheckpointError(f"architecture memory_mode={memory_mode!r}: expected one of "
+        raise CheckpointError(f"architecture memory_mode={shown(memory_mode)}: expected one of "
                               f"{', '.join(MODES)}")  # fmt: skip
     if kind not in ARCHS:
-        raise CheckpointError(f"architecture kind {kind!r} is not one of {list(ARCHS)}")
+        raise CheckpointError(f"architecture kind {shown(kind)} is not one of {list(ARCHS)}")
     if heads not in HEADS:
-        raise CheckpointError(f"architecture heads {heads!r} is not one of {list(HEADS)}")
+        raise CheckpointError(f"architecture heads {shown(heads)} is not one of {list(HEADS)}")
     if heads != "policy" and kind != "cards":
-        raise CheckpointError(f"heads={heads!r} needs kind 'cards', not {kind!r}")
+        raise CheckpointError(f"heads={shown(heads)} needs kind 'cards', not {shown(kind)}")
     for name, v, hi in (("hidden", hidden, 4096), ("layers", layers, 8)):
         if not isinstance(v, int) or isinstance(v, bool) or not 1 <= v <= hi:
-            raise CheckpointError(f"architecture {name}={v!r}: expected an integer 1 … {hi}")
+            raise CheckpointError(f"architecture {name}={shown(v)}: expected an integer 1 … {hi}")
     d, n = spec["obs_dim"], spec["n_actions"]
 
     if kind == "mlp":
@@ -600,15 +601,15 @@ def play_rule(meta: dict[str, Any]) -> tuple[str, float]:
     checked against the network's heads."""
     play = meta.get("play", {"rule": "policy"})
     if not isinstance(play, dict):
-        raise CheckpointError(f"'play' must be a JSON object, not {play!r}")
+        raise CheckpointError(f"'play' must be a JSON object, not {shown(play)}")
     rule, threshold = play.get("rule", "policy"), play.get("threshold", 0.5)
     if rule not in PLAY_RULES:
-        raise CheckpointError(f"play rule {rule!r} is not one of {list(PLAY_RULES)}")
+        raise CheckpointError(f"play rule {shown(rule)} is not one of {list(PLAY_RULES)}")
     if (not isinstance(threshold, (int, float)) or isinstance(threshold, bool)
             or not 0.0 <= threshold <= 1.0):  # fmt: skip
-        raise CheckpointError(f"play threshold must be a number in 0 … 1, not {threshold!r}")
+        raise CheckpointError(f"play threshold must be a number in 0 … 1, not {shown(threshold)}")
     if rule != "policy" and meta.get("arch", {}).get("heads", "policy") != "factored":
-        raise CheckpointError(f"play rule {rule!r} needs a network with heads='factored'")
+        raise CheckpointError(f"play rule {shown(rule)} needs a network with heads='factored'")
     return rule, float(threshold)
 
 
@@ -637,12 +638,12 @@ def check_game(meta: dict[str, Any], game: str, options: dict | None, what: str)
     want = game_spec(game, options)
     if meta.get("prefix") != want["prefix"]:
         raise CheckpointError(
-            f"{what} was trained on {meta.get('variant')!r}; it cannot play {want['variant']}"
+            f"{what} was trained on {shown(meta.get('variant'))}; it cannot play {want['variant']}"
         )
     for key in ("obs_dim", "n_actions"):
         if meta.get(key) != want[key]:
             raise CheckpointError(
-                f"{what} has {key}={meta.get(key)!r}; {want['variant']} has {want[key]}"
+                f"{what} has {key}={shown(meta.get(key))}; {want['variant']} has {want[key]}"
             )
 
 
@@ -659,105 +660,69 @@ def save_policy(path: str | os.PathLike[str], net, meta: dict[str, Any]) -> None
 def _checkpoint_path(path: str | os.PathLike[str]) -> Path:
     """``path`` as a :class:`Path`; a :class:`TypeError` naming it when it is no path at all."""
     if not isinstance(path, (str, os.PathLike)):
-        raise TypeError(f"checkpoint path must be a str or os.PathLike, not {path!r}")
+        raise TypeError(f"checkpoint path must be a str or os.PathLike, not {shown(path)}")
     return Path(path)
 
 
-def _members(zf: zipfile.ZipFile, path: Path) -> dict[str, str]:
-    """Array name -> zip member of each member of the ``.npz`` ``zf`` (the name is the member's,
-    less ``.npy``, as ``np.load`` reads it); a name that two members share is refused."""
-    out: dict[str, str] = {}
-    for member in zf.namelist():
-        name = member.removesuffix(".npy")
-        if name in out:
-            raise CheckpointError(f"{path}: array {name!r} is stored twice")
-        out[name] = member
-    return out
-
-
-def _npy_header(f: IO[bytes], what: str) -> tuple[tuple[int, ...], bool, np.dtype]:
-    """The shape, Fortran order flag and dtype that the ``.npy`` header at the start of ``f``
-    declares, ``f`` left at the start of the data; a :class:`CheckpointError` naming ``what``
-    when there is no readable header of format version 1.0 or 2.0."""
-    try:
-        version = npy_format.read_magic(f)
-    except ValueError:
-        raise CheckpointError(f"{what} is not an .npy array") from None
-    if version == (1, 0):
-        read = npy_format.read_array_header_1_0
-    elif version == (2, 0):
-        read = npy_format.read_array_header_2_0
-    else:
-        raise CheckpointError(f"{what} is an .npy array of version {version}, not 1.0 or 2.0")
-    try:
-        shape, fortran, dtype = read(f)
-    except ValueError:
-        raise CheckpointError(f"{what} has a damaged .npy header") from None
-    if dtype.hasobject:
-        raise CheckpointError(f"{what} holds Python objects, which are never loaded")
-    return tuple(shape), bool(fortran), dtype
-
-
-def _npy_data(f: IO[bytes], what: str, shape: tuple[int, ...], fortran: bool,
-              dtype: np.dtype) -> np.ndarray:  # fmt: skip
-    """The array of ``shape`` and ``dtype`` whose data follows the header in ``f`` (read-only);
-    a :class:`CheckpointError` naming ``what`` unless the data is exactly that many bytes. Call
-    it only with a shape already checked: it reads that many bytes."""
-    size = math.prod(shape) * dtype.itemsize
-    data = f.read(size + 1)  # one more byte, to see that the data ends there
-    if len(data) < size:
-        raise CheckpointError(
-            f"{what} is truncated: {len(data)} of the {size} bytes its header declares"
-        )
-    if len(data) > size:
-        raise CheckpointError(f"{what} has data past the {size} bytes its header declares")
-    return np.frombuffer(data, dtype).reshape(shape, order="F" if fortran else "C")
-
-
-def _read_weight(f: IO[bytes], what: str, like) -> np.ndarray:
-    """The weight stored as the ``.npy`` member ``f``, for the parameter tensor ``like``: its
+def _read_weight(z: Npz, name: str, what: str, like) -> np.ndarray:
+    """The weight stored as array ``name`` of ``z``, for the parameter tensor ``like``: its
     header must declare ``like``'s shape and dtype (either byte order) before any data is read,
     and its values must be finite; a :class:`CheckpointError` naming ``what`` otherwise. Returns
     a writable array in native byte order."""
     want = like.detach().cpu().numpy().dtype
-    shape, fortran, dtype = _npy_header(f, what)
-    if dtype.newbyteorder("<") != want.newbyteorder("<"):
-        raise CheckpointError(f"{what} is {dtype}, not {want}")
-    if shape != tuple(like.shape):
-        raise CheckpointError(f"{what} has shape {shape}, not {tuple(like.shape)}")
-    w = np.array(_npy_data(f, what, shape, fortran, dtype), dtype=want)
+    shape_want = tuple(like.shape)
+
+    def check(shape, dtype) -> str:
+        if dtype.newbyteorder("<") != want.newbyteorder("<"):
+            return f"is {dtype}, not {want}"
+        if shape != shape_want:
+            return f"has shape {shown(shape)}, not {shape_want}"
+        return ""
+
+    w = np.array(z.read(name, math.prod(shape_want) * want.itemsize, check, what), dtype=want)
     if w.dtype.kind in "fc" and not np.isfinite(w).all():
         raise CheckpointError(f"{what} holds NaN or infinite values")
     return w
 
 
-def read_policy_meta(path: str | os.PathLike[str]) -> dict[str, Any]:
-    """The JSON record of a policy checkpoint, checked for format and layout."""
+def _byte_string(shape, dtype) -> str:
+    """What is wrong with a metadata array's header ("" if nothing): a 1-D array of bytes."""
+    if dtype.newbyteorder("<") != np.dtype(np.uint8) or len(shape) != 1:
+        return "is not a short byte string"
+    return ""
+
+
+def read_meta_record(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """The JSON record of a policy checkpoint as it is stored (a JSON object; nothing else
+    checked), read header first (:mod:`agents.npz`): at most :data:`MAX_META_BYTES`, strict
+    ASCII JSON."""
     path = _checkpoint_path(path)
     if not path.is_file():
         raise CheckpointError(f"no policy checkpoint at {path}")
+    with Npz(path, CheckpointError) as z:
+        if "meta" not in z.names:
+            raise CheckpointError(f"{path} is not a policy checkpoint: it has no metadata")
+        raw = z.read("meta", MAX_META_BYTES, _byte_string, f"{path}: its metadata")
     try:
-        with zipfile.ZipFile(path) as zf:
-            members = _members(zf, path)
-            if "meta" not in members:
-                raise CheckpointError(f"{path} is not a policy checkpoint: it has no metadata")
-            what = f"{path}: its metadata"
-            with zf.open(members["meta"]) as f:
-                shape, fortran, dtype = _npy_header(f, what)
-                if (dtype.newbyteorder("<") != np.dtype(np.uint8) or len(shape) != 1
-                        or shape[0] > MAX_META_BYTES):  # fmt: skip
-                    raise CheckpointError(f"{what} is not a short byte string")
-                raw = _npy_data(f, what, shape, fortran, dtype)
-        meta = json.loads(raw.tobytes().decode("ascii"))
-    except CheckpointError:
-        raise
-    except NPZ_READ_ERRORS as e:  # zip, npy or JSON damage: all mean "not a checkpoint of ours"
-        raise CheckpointError(f"{path} is not a policy checkpoint ({type(e).__name__})") from None
-    if not isinstance(meta, dict) or meta.get("format") != FORMAT:
+        meta = strict_json(raw.tobytes().decode("ascii"))
+    except (UnicodeDecodeError, FileFormatError) as e:
+        raise CheckpointError(
+            f"{path} is not a policy checkpoint (its metadata: {shown(str(e), 120)})"
+        ) from None
+    if not isinstance(meta, dict):
+        raise CheckpointError(f"{path} is not a {FORMAT} checkpoint")
+    return meta
+
+
+def read_policy_meta(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """The JSON record of a policy checkpoint, checked for format and layout."""
+    path = _checkpoint_path(path)
+    meta = read_meta_record(path)
+    if meta.get("format") != FORMAT:
         raise CheckpointError(f"{path} is not a {FORMAT} checkpoint")
     if meta.get("format_version") != FORMAT_VERSION:
         raise CheckpointError(
-            f"{path} has format version {meta.get('format_version')!r}; this package reads "
+            f"{path} has format version {shown(meta.get('format_version'))}; this package reads "
             f"{FORMAT_VERSION}"
         )
     for key in ("game", "options", "arch", "variant", "layout_id"):
@@ -772,11 +737,13 @@ def read_policy_meta(path: str | os.PathLike[str]) -> dict[str, Any]:
     try:
         cfg = EnvOptions.build(meta["game"], **meta["options"]).variant.cfg
     except (TypeError, ValueError) as e:
-        raise CheckpointError(f"{path}: its game or options are not valid ({e})") from None
+        raise CheckpointError(
+            f"{path}: its game or options are not valid ({shown(str(e), 200)})"
+        ) from None
     if meta["layout_id"] != layout_id(cfg):
         raise CheckpointError(
-            f"{path} was trained on observation layout {meta['layout_id']!r}; this package's "
-            f"layout for {meta['variant']} is {layout_id(cfg)!r}: retrain it"
+            f"{path} was trained on observation layout {shown(meta['layout_id'])}; this "
+            f"package's layout for {shown(meta['variant'])} is {layout_id(cfg)!r}: retrain it"
         )
     return meta
 
@@ -803,24 +770,16 @@ def load_policy(
     except CheckpointError as e:
         raise CheckpointError(f"{path}: {e}") from None
     state = net.state_dict()
-    try:
-        with zipfile.ZipFile(path) as zf:
-            members = _members(zf, path)
-            names = {k[2:] for k in members if k.startswith("w/")}
-            if names != set(state):
-                raise CheckpointError(
-                    f"{path}: its weights do not fit architecture {meta['arch']} "
-                    f"({sorted(names ^ set(state))[:3]} ...)"
-                )
-            for k, v in state.items():
-                with zf.open(members[f"w/{k}"]) as f:
-                    state[k] = torch.from_numpy(_read_weight(f, f"{path}: weight {k!r}", v))
-    except CheckpointError:
-        raise
-    except NPZ_READ_ERRORS as e:
-        raise CheckpointError(
-            f"{path} is not a readable policy checkpoint ({type(e).__name__}: {shown(str(e), 200)})"
-        ) from None
+    with Npz(path, CheckpointError) as z:
+        names = {k[2:] for k in z.names if k.startswith("w/")}
+        if names != set(state):
+            raise CheckpointError(
+                f"{path}: its weights do not fit architecture {shown(meta['arch'], 200)} "
+                f"({shown(sorted(names ^ set(state))[:3], 200)} ...)"
+            )
+        for k, v in state.items():
+            w = _read_weight(z, f"w/{k}", f"{path}: weight {k!r}", v)
+            state[k] = torch.from_numpy(w)
     net.load_state_dict(state)
     return PolicyAgent(net, meta, name=name, deterministic=deterministic, seed=seed)
 
@@ -842,13 +801,13 @@ def learned_agent(variant: str, **kwargs) -> PolicyAgent:
     Vegas scoring: draw 3 with Normal scoring; the layouts are the same);
     ``agent.meta["variant"]`` says which it is."""
     if not isinstance(variant, str):
-        raise TypeError(f"variant must be a variant tag such as 'SH1-C4', not {variant!r}")
+        raise TypeError(f"variant must be a variant tag such as 'SH1-C4', not {shown(variant)}")
     paths = committed_policies()
     if variant not in paths:
         same_game = [t for t in paths if t.split("-")[0] == variant.split("-")[0]]
         if not same_game:
             raise CheckpointError(
-                f"no committed policy for {variant!r} or its game; there are: "
+                f"no committed policy for {shown(variant)} or its game; there are: "
                 f"{', '.join(paths) or 'none'}"
             )
 

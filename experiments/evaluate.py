@@ -42,9 +42,12 @@ import os
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 import argparse
+import contextlib
 import csv
 import functools
+import io
 import json
+import re
 import shlex
 import sys
 import time
@@ -53,20 +56,41 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout
 
 from agents.named import POLICY_NAMES, is_policy_name, make_agent
-from agents.play import VARIANTS, EpisodeResult, eval_deals, play_chunk, play_deals
+from agents.play import ENDS, VARIANTS, EpisodeResult, eval_deals, play_chunk, play_deals
 from agents.stats import summarize
 from solitaire_gym.distributed import add_ray_argument
-from solitaire_gym.errors import is_int, shown
+from solitaire_gym.engine.variants import parse_code
+from solitaire_gym.errors import SolitaireError, is_int, shown
+from solitaire_gym.files import (
+    FileFormatError,
+    atomic_path,
+    read_limited,
+    strict_json,
+    write_atomic,
+)
 from solitaire_gym.solver import VERDICTS
 
 BATCH = 256
 """Games played together (``play_deals``' batch size); Ray tasks are cut at multiples of it, so
 that a sampling policy, whose generator restarts with every batch, plays the same games."""
 
-POLICY_ORDER = ("random", "greedy", "learned", "ppo", "solver")
+POLICY_ORDER = ("random", "greedy", "learned", "ppo", "search", "solver")
 
 EPISODE_FIELDS = ("variant", "policy", *EpisodeResult("", 0, False, 0, 0, 0, "", 0).to_dict())
 """The columns of ``episodes.csv``: the variant, the policy and an ``EpisodeResult``."""
+
+POLICY_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.@-]{0,63}", re.ASCII)
+"""A policy's name (``--ppo NAME@…``, a column of ``episodes.csv``; ``search@256``): it is part
+of its trace files' names, and a cell that starts with a letter or digit is never a spreadsheet
+formula."""
+
+INT32_MAX = 2**31 - 1  # the engine's counters (score, move counter) are 32-bit
+MAX_RESULTS_BYTES = 16 * 2**20
+"""Largest ``results.json`` read in (its summaries take kilobytes)."""
+MAX_VERDICTS_BYTES = 64 * 2**20
+"""Largest ``verdicts.json`` read in (100,000 deals of every variant: about 20 MB)."""
+MAX_EPISODES_BYTES = 256 * 2**20
+"""Largest ``episodes.csv`` read in (about 50 bytes a game)."""
 
 
 def _ppo_specs(items: list[str]) -> list[tuple[str | None, str, Path]]:
@@ -84,6 +108,9 @@ def _ppo_specs(items: list[str]) -> list[tuple[str | None, str, Path]]:
             if not at and tag.upper() not in VARIANTS:
                 name, tag = tag, ""
         name = name or ("ppo" if len(items) == 1 else f"ppo{k + 1}")
+        if not POLICY_NAME.fullmatch(name):
+            raise SystemExit(f"evaluate.py: --ppo name {shown(name)} is not a policy name (1 to "
+                             "64 letters, digits, '_', '.', '-', from a letter or digit)")  # fmt: skip
         out.append((tag.upper() or None, name, Path(path)))
     return out
 
@@ -99,25 +126,32 @@ def _rows_to_results(rows: list[dict]) -> list[EpisodeResult]:
     return out
 
 
-def _read_json(path: Path, fields: tuple[str, ...]) -> dict:
+def _name(path: Path) -> str:
+    """A path as a message names it: as it is, or quoted and cut when long or odd."""
+    text = str(path)
+    return text if len(text) <= 200 and text.isprintable() else shown(text, 200)
+
+
+def _read_json(path: Path, fields: tuple[str, ...], limit: int) -> dict:
     """A JSON record that evaluate.py wrote, read in with the fields it must have: a file that is
-    missing, is not JSON or lacks one of them stops the run with an error that names it."""
+    missing, is not (strict) JSON, is larger than ``limit`` bytes or lacks one of them stops the
+    run with an error that names it."""
+    where = _name(path)
+    if not path.exists():
+        raise SystemExit(f"evaluate.py: {where}: no such file")
     try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise SystemExit(f"evaluate.py: {path}: no such file") from None
-    # ValueError: JSONDecodeError, and integers longer than Python reads (as traces.py reads)
-    except (OSError, UnicodeDecodeError, ValueError, RecursionError) as e:
+        raw = strict_json(read_limited(path, limit).decode("utf-8"))
+    except (FileFormatError, UnicodeDecodeError) as e:
         raise SystemExit(
-            f"evaluate.py: {path} is not a JSON file evaluate.py wrote ({shown(str(e), 200)})"
+            f"evaluate.py: {where} is not a JSON file evaluate.py wrote ({shown(str(e), 200)})"
         ) from None
     missing = [k for k in fields if k not in raw] if isinstance(raw, dict) else list(fields)
     if missing:
-        raise SystemExit(f"evaluate.py: {path} is not a record evaluate.py wrote (it has no "
+        raise SystemExit(f"evaluate.py: {where} is not a record evaluate.py wrote (it has no "
                          f"{', '.join(repr(k) for k in missing)})")  # fmt: skip
     wrong = _misshapen(raw)
     if wrong:
-        raise SystemExit(f"evaluate.py: {path} is not a record evaluate.py wrote ({wrong})")
+        raise SystemExit(f"evaluate.py: {where} is not a record evaluate.py wrote ({wrong})")
     return raw
 
 
@@ -138,8 +172,14 @@ def _misshapen(raw: dict) -> str:
             return "'deals' is not {'first': deal, 'count': n}"
     if "command" in raw and not isinstance(raw["command"], str):
         return "'command' is not a string"
-    if "summaries" in raw and not _by_variant(raw["summaries"], lambda k, v: isinstance(v, dict)):
-        return "'summaries' is not {variant: {policy: summary}}"
+    if "summaries" in raw:
+        if not _by_variant(raw["summaries"], lambda k, v: isinstance(v, dict)):
+            return "'summaries' is not {variant: {policy: summary}}"
+        for tag, by_policy in raw["summaries"].items():
+            for name, summary in by_policy.items():
+                wrong = _summary_problem(tag, name, summary)
+                if wrong:
+                    return f"'summaries', {shown(tag)} {shown(name)}: {wrong}"
     if "solver_budget" in raw and not isinstance(raw["solver_budget"], dict):
         return "'solver_budget' is not an object"
     if "verdicts" in raw and not _by_variant(
@@ -149,30 +189,99 @@ def _misshapen(raw: dict) -> str:
     return ""
 
 
-def _read_episodes(path: Path) -> dict[tuple[str, str], list[dict]]:
-    """The rows of an ``episodes.csv`` that evaluate.py wrote, by variant and policy; a file
-    without its columns, or with a value that is not what it wrote, stops the run with an error
-    that names the file and the line."""
-    rows: dict[tuple[str, str], list[dict]] = {}
+def _number(x) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and abs(x) < 1e18
+
+
+_EXTRAS = {  # the fields of an included summary that a merge carries on: what each must be
+    "seconds": _number,
+    "checkpoint": lambda x: isinstance(x, str),
+    "trained_on": lambda x: x is None or isinstance(x, str),
+    "solver_budget": lambda x: isinstance(x, dict) and all(_number(v) for v in x.values()),
+    "verdicts": lambda x: isinstance(x, dict) and all(is_int(v) for v in x.values()),
+    "played_by": lambda x: isinstance(x, str),
+    "deterministic": lambda x: isinstance(x, bool),
+}
+
+
+def _summary_problem(tag, name, summary: dict) -> str:
+    """What is wrong with an included summary's variant, policy name or the fields a merge
+    carries on (:data:`_EXTRAS`), or "" if nothing."""
+    if tag not in VARIANTS:
+        return "not a variant"
+    if not isinstance(name, str) or not POLICY_NAME.fullmatch(name):
+        return "not a policy name"
+    for key, ok in _EXTRAS.items():
+        if key in summary and not ok(summary[key]):
+            return f"{key!r} is not what evaluate.py writes"
+    return ""
+
+
+def _count(text, low: int, high: int, signed: bool = False) -> int | None:
+    """``text`` as an integer of ASCII digits (a leading ``-`` if ``signed``) in ``low … high``,
+    as evaluate.py writes one; None otherwise."""
+    if not isinstance(text, str) or len(text) > 20:
+        return None
+    digits = text[1:] if signed and text.startswith("-") else text
+    if not (digits.isascii() and digits.isdigit()):
+        return None
+    value = int(text)
+    return value if low <= value <= high else None
+
+
+def _row_problem(r: dict, deals: range) -> str:
+    """What is wrong with a row of an ``episodes.csv`` (its fields as evaluate.py writes them:
+    a known variant, a policy name, a game code of that variant and deal, a deal of ``deals``,
+    the counters in range, an end from :data:`~agents.play.ENDS`), or "" if nothing."""
+    if None in r or any(v is None for v in r.values()):
+        return "not as many fields as columns"
+    if r["variant"] not in VARIANTS:
+        return "field 'variant': not a variant"
+    if not POLICY_NAME.fullmatch(r["policy"]):
+        return "field 'policy': not a policy name (letters, digits, '_', '.', '-')"
+    deal = _count(r["deal"], deals.start, deals.stop - 1)
+    if deal is None:
+        return f"field 'deal': not a deal of {deals.start} … {deals.stop - 1}"
     try:
-        with path.open(encoding="utf-8", newline="") as f:
-            reader = csv.DictReader(f)
-            missing = [k for k in EPISODE_FIELDS if k not in (reader.fieldnames or [])]
-            if missing:
-                raise SystemExit(f"evaluate.py: {path} is not a table evaluate.py wrote (no "
-                                 f"column {', '.join(missing)})")  # fmt: skip
-            for r in reader:
-                try:
-                    _rows_to_results([r])
-                    ok = r["won"] in ("True", "False") and r["variant"] in VARIANTS
-                except (ValueError, TypeError):
-                    ok = False
-                if not ok or not r["policy"]:
-                    raise SystemExit(f"evaluate.py: {path}, line {reader.line_num}: not a row "
-                                     "evaluate.py wrote")  # fmt: skip
-                rows.setdefault((r["variant"], r["policy"]), []).append(r)
-    except (OSError, UnicodeDecodeError, csv.Error) as e:
-        raise SystemExit(f"evaluate.py: {path} is not a table evaluate.py wrote "
+        variant, code_deal = parse_code(r["code"])
+    except SolitaireError:
+        return "field 'code': not a game code"
+    if variant.tag != r["variant"] or code_deal != deal or variant.code(deal) != r["code"]:
+        return "field 'code': not the code of the row's variant and deal"
+    if r["won"] not in ("True", "False"):
+        return "field 'won': not True or False"
+    if r["end"] not in ENDS or (r["end"] == "won") != (r["won"] == "True"):
+        return f"field 'end': not one of {', '.join(ENDS)} (won when 'won' is True)"
+    checks = (("score", -INT32_MAX - 1, INT32_MAX, True), ("moves", 0, INT32_MAX, False),
+              ("steps", 0, 2**63 - 1, False), ("foundation", 0, variant.n_cards, False))  # fmt: skip
+    for key, low, high, signed in checks:
+        if _count(r[key], low, high, signed) is None:
+            return f"field {key!r}: not an integer in {low} … {high}"
+    return ""
+
+
+def _read_episodes(path: Path, deals: range) -> dict[tuple[str, str], list[dict]]:
+    """The rows of an ``episodes.csv`` that evaluate.py wrote, by variant and policy; a file
+    without its columns, or with a value that is not what it wrote (:func:`_row_problem`: every
+    field, so no cell can be a spreadsheet formula or leave the output folder as part of a trace
+    file's name), stops the run with an error that names the file, the line and the field."""
+    rows: dict[tuple[str, str], list[dict]] = {}
+    where = _name(path)
+    try:
+        text = read_limited(path, MAX_EPISODES_BYTES).decode("utf-8")
+        reader = csv.DictReader(io.StringIO(text, newline=""))
+        missing = [k for k in EPISODE_FIELDS if k not in (reader.fieldnames or [])]
+        if missing or len(reader.fieldnames) != len(EPISODE_FIELDS):
+            raise SystemExit(f"evaluate.py: {where} is not a table evaluate.py wrote (no "
+                             f"column {', '.join(missing) or 'list as it writes'})")  # fmt: skip
+        for r in reader:
+            wrong = _row_problem(r, deals)
+            if wrong:
+                raise SystemExit(f"evaluate.py: {where}, line {reader.line_num}: not a row "
+                                 f"evaluate.py wrote ({wrong})")  # fmt: skip
+            rows.setdefault((r["variant"], r["policy"]), []).append(r)
+    except (FileFormatError, UnicodeDecodeError, csv.Error) as e:
+        raise SystemExit(f"evaluate.py: {where} is not a table evaluate.py wrote "
                          f"({shown(str(e), 200)})") from None  # fmt: skip
     return rows
 
@@ -181,7 +290,7 @@ def _read_verdicts(path: Path, verdicts: dict, budget: dict, tags=None) -> None:
     """Add the verdicts of a ``verdicts.json`` (of the variants ``tags``, default all) to
     ``verdicts`` and its solver budget to ``budget`` (all verdicts one file records come from one
     budget, so merged ones must too)."""
-    raw = _read_json(path, ("solver_budget", "verdicts"))
+    raw = _read_json(path, ("solver_budget", "verdicts"), MAX_VERDICTS_BYTES)
     if tags is not None:
         raw["verdicts"] = {t: v for t, v in raw["verdicts"].items() if t in tags}
         if not raw["verdicts"]:
@@ -212,12 +321,12 @@ def _load_included(paths: list[str], deals: list[int], replace: list[str] = ()):
         if not (d / "results.json").is_file() or not (d / "episodes.csv").is_file():
             raise SystemExit(f"evaluate.py: {flag} {d}: not an output folder of evaluate.py "
                              "(no results.json and episodes.csv)")  # fmt: skip
-        res = _read_json(d / "results.json", ("deals", "summaries", "command"))
+        res = _read_json(d / "results.json", ("deals", "summaries", "command"), MAX_RESULTS_BYTES)
         got = res["deals"]
         if got["count"] and (got["first"], got["count"]) != (deals[0], len(deals)):
             raise SystemExit(f"evaluate.py: {d} played deals {got['first']} … (count "
                              f"{got['count']}), not the {len(deals)} from {deals[0]} asked for")  # fmt: skip
-        rows = _read_episodes(d / "episodes.csv")
+        rows = _read_episodes(d / "episodes.csv", range(deals[0], deals[0] + len(deals)))
         for key, games in rows.items():
             if replacing and key not in by_key:
                 raise SystemExit(f"evaluate.py: --replace {d} holds games of {key[0]} "
@@ -255,14 +364,30 @@ def _put_in_place(episodes: list[dict], key: tuple[str, str], new: list[dict]) -
 
 
 def _trace_path(folder: Path, tag: str, name: str, code: str) -> Path:
-    """Where an output folder keeps the trace file of policy ``name``'s game of deal ``code``."""
-    return folder / "traces" / tag / f"{name}-{code}.json"
+    """Where an output folder keeps the trace file of policy ``name``'s game of deal ``code``:
+    built from a variant, a policy name and a game code checked as such, and checked to lie in
+    ``folder`` (a symbolic link planted in it that leads out is refused)."""
+    try:
+        variant, deal = parse_code(code)
+        canonical = variant.code(deal) == code
+    except SolitaireError:
+        canonical = False
+    if tag not in VARIANTS or not POLICY_NAME.fullmatch(name) or not canonical:
+        raise SystemExit(f"evaluate.py: no trace file for {shown(tag)} {shown(name)} "
+                         f"{shown(code)}: not a variant, a policy name and a game code")  # fmt: skip
+    path = folder / "traces" / tag / f"{name}-{code}.json"
+    root = folder.resolve()
+    if root not in path.parent.resolve().parents and path.parent.resolve() != root:
+        raise SystemExit(f"evaluate.py: {_name(path)} leads out of {_name(folder)} "
+                         "(a symbolic link in it?): refusing to read or write it")  # fmt: skip
+    return path
 
 
 def _replace_traces(out: Path, episodes: list[dict], replaced: dict) -> None:
     """For each variant and policy whose games a ``--replace`` folder supplied: remove the trace
-    files ``out`` holds of those games and copy in the ones the folder has."""
-    import shutil
+    files ``out`` holds of those games and copy in the ones the folder has (regular files of at
+    most a trace's size, never through a symbolic link, and only into ``out``)."""
+    from solitaire_gym.traces import MAX_TRACE_BYTES
 
     for (tag, name), src in replaced.items():
         codes = [e["code"] for e in episodes if (e["variant"], e["policy"]) == (tag, name)]
@@ -270,10 +395,28 @@ def _replace_traces(out: Path, episodes: list[dict], replaced: dict) -> None:
             new, old = _trace_path(src, tag, name, code), _trace_path(out, tag, name, code)
             if new.resolve() == old.resolve():
                 continue
-            old.unlink(missing_ok=True)
+            if new.is_symlink():
+                raise SystemExit(f"evaluate.py: {_name(new)} is a symbolic link: "
+                                 "refusing to copy it")  # fmt: skip
+            data = None
             if new.exists():
-                old.parent.mkdir(parents=True, exist_ok=True)
-                shutil.copyfile(new, old)
+                try:
+                    data = read_limited(new, MAX_TRACE_BYTES)
+                except FileFormatError as e:
+                    raise SystemExit(f"evaluate.py: {_name(new)}: {e}") from None
+            if data is not None:
+                _write(old, data, out)
+            elif old.is_symlink() or old.is_file():
+                old.unlink()  # a link itself, never what it points to
+
+
+def _write(path: Path, data: str | bytes, out: Path) -> None:
+    """``data`` into ``path`` in the output folder ``out`` (written beside it and renamed: an old
+    file survives a failed run; a symbolic link there is refused, never followed)."""
+    try:
+        write_atomic(path, data, inside=out)
+    except FileFormatError as e:
+        raise SystemExit(f"evaluate.py: cannot write {e}") from None
 
 
 def _verdict(known: dict, r) -> str:
@@ -423,18 +566,19 @@ def evaluate(args) -> dict:
             "seconds": round(time.time() - started, 1),
             "summaries": summaries,
         }
-        (out / "results.json").write_text(json.dumps(result, indent=2) + "\n")
-        (out / "results.md").write_text(markdown_table(result) + "\n")
-        with (out / "episodes.csv").open("w", newline="") as f:
-            if episodes:
-                w = csv.DictWriter(f, fieldnames=list(episodes[0]))
-                w.writeheader()
-                w.writerows(episodes)
+        _write(out / "results.json", json.dumps(result, indent=2) + "\n", out)
+        _write(out / "results.md", markdown_table(result) + "\n", out)
+        table = io.StringIO(newline="")
+        if episodes:
+            w = csv.DictWriter(table, fieldnames=list(episodes[0]))
+            w.writeheader()
+            w.writerows(episodes)
+        _write(out / "episodes.csv", table.getvalue(), out)
         if verdicts:
-            (out / "verdicts.json").write_text(json.dumps(
+            _write(out / "verdicts.json", json.dumps(
                 {"solver_budget": budget,
                  "verdicts": {t: {str(d): v for d, v in vs.items()} for t, vs in verdicts.items()}}
-            ) + "\n")  # fmt: skip
+            ) + "\n", out)  # fmt: skip
         return result
 
     for tag in tags:
@@ -495,15 +639,31 @@ def evaluate(args) -> dict:
             write_outputs()
             for r in results:
                 if have_traces and r.trace is not None and (r.trace or kind != "solver"):
-                    save_trace(_trace_path(out, tag, name, r.code), r.code, r.trace,
-                               agent=name, scores=r.scores)  # fmt: skip
+                    try:
+                        save_trace(_trace_path(out, tag, name, r.code), r.code, r.trace,
+                                   agent=name, scores=r.scores)  # fmt: skip
+                    except SolitaireError as e:
+                        raise SystemExit(f"evaluate.py: {e}") from None
     result = write_outputs()
     summaries = result["summaries"]
     if not args.no_plots and summaries:
-        plot_win_rates(result, out / "win_rates.png")
+        with _output(out / "win_rates.png", out) as tmp:
+            plot_win_rates(result, tmp)
         if args.runs:
-            plot_learning_curves(args.runs, out / "learning_curves.png", summaries)
+            with _output(out / "learning_curves.png", out) as tmp:
+                plot_learning_curves(args.runs, tmp, summaries)
     return result
+
+
+@contextlib.contextmanager
+def _output(path: Path, out: Path):
+    """A temporary file beside ``path`` in ``out`` for a writer that takes a path, renamed over
+    ``path`` when it is done (:func:`solitaire_gym.files.atomic_path`)."""
+    try:
+        with atomic_path(path, inside=out) as tmp:
+            yield tmp
+    except FileFormatError as e:
+        raise SystemExit(f"evaluate.py: cannot write {e}") from None
 
 
 def _pct(x) -> str:
@@ -520,18 +680,28 @@ def _line(tag: str, name: str, s: dict) -> str:
     )
 
 
+def code_span(text: str) -> str:
+    """``text`` as a Markdown code span that shows it as it is: fenced with more backticks than
+    any run of them inside it, line breaks and other control characters written as escapes
+    (``\\n``), so that no text can end the span and be read as Markdown or HTML."""
+    text = "".join(c if c.isprintable() else c.encode("unicode_escape").decode() for c in text)
+    fence = "`" * (max((len(m) for m in re.findall("`+", text)), default=0) + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") or not text.strip() else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
 def markdown_table(result: dict) -> str:
     lines = [
         f"Deals {result['deals']['first']} … "
         f"{result['deals']['first'] + result['deals']['count'] - 1} of the evaluation split "
-        f"({result['deals']['count']} per variant). Command: `{result['command']}`",
+        f"({result['deals']['count']} per variant). Command: {code_span(result['command'])}",
         "",
     ]
     played = [s["played_by"] for by in result["summaries"].values() for s in by.values()
               if "played_by" in s]  # fmt: skip
     if played:  # a merge: the commands that played the games
         lines += ["Games played by:", ""]
-        lines += [f"- `{c}`" for c in dict.fromkeys(played)] + [""]
+        lines += [f"- {code_span(c)}" for c in dict.fromkeys(played)] + [""]
     lines += [
         "| variant | policy | deals | wins | win rate | 95% CI | mean score | mean moves "
         "| mean foundation cards | solver-solvable deals | of them won |",
@@ -590,7 +760,7 @@ def plot_win_rates(result: dict, path: Path) -> None:
     ax.legend(fontsize=8)
     ax.grid(axis="y", alpha=0.3)
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    fig.savefig(path, dpi=120, format="png")
     plt.close(fig)
 
 
@@ -601,7 +771,8 @@ def plot_learning_curves(runs: list[str], path: Path, summaries: dict | None = N
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    import yaml
+
+    from agents.config import ConfigError, read_yaml
 
     fig, (a1, a2) = plt.subplots(1, 2, figsize=(11, 4))
     for run in runs:
@@ -615,7 +786,10 @@ def plot_learning_curves(runs: list[str], path: Path, summaries: dict | None = N
         cfg = run / "config.yaml"
         tag = None
         if cfg.exists():
-            c = yaml.safe_load(cfg.read_text())
+            try:  # the one reader of configs (no aliases, size and depth capped)
+                c = read_yaml(cfg)[0]
+            except ConfigError as e:
+                raise SystemExit(f"evaluate.py: --runs: {e}") from None
             from agents.play import variant_tag
 
             tag = variant_tag(c["game"], c.get("options") or {})
@@ -635,7 +809,7 @@ def plot_learning_curves(runs: list[str], path: Path, summaries: dict | None = N
         a.legend(fontsize=8)
     fig.suptitle("MaskablePPO learning curves (validation deals 2^19 …)")
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    fig.savefig(path, dpi=120, format="png")
     plt.close(fig)
 
 
@@ -738,6 +912,10 @@ def main_result(argv: list[str] | None = None) -> dict:
         parser.error("--jobs and --chunk must be 1 or more")
     if args.ray is None and (args.jobs is not None or args.chunk is not None):
         parser.error("--jobs and --chunk go with --ray")
+    if args.deals < 1:
+        parser.error("--deals must be 1 or more")
+    if Path(args.out).exists() and not Path(args.out).is_dir():
+        parser.error(f"--out {shown(args.out, 200)} is a file, not a folder")
     import torch
 
     torch.set_num_threads(args.torch_threads)

@@ -38,7 +38,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import stat
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -54,6 +53,7 @@ from solitaire_gym.envs.kernels import ACT_UNDO
 from solitaire_gym.envs.solitaire_env import SolitaireEnv
 from solitaire_gym.envs.vector_env import SolitaireVectorEnv
 from solitaire_gym.errors import SolitaireError, is_int, shown
+from solitaire_gym.files import FileFormatError, read_limited, strict_json, write_atomic
 from solitaire_gym.game import Game
 
 FORMAT = "solitaire_gym.trace"
@@ -64,6 +64,10 @@ MAX_TRACE_BYTES = 64 * 2**20
 """Largest trace file :func:`load_trace` reads (about 8 million moves of notation)."""
 MAX_TRACE_MOVES = 1_000_000
 """Most moves a trace may hold (the apps' games run to a few hundred)."""
+MAX_RENDER_MOVES = 10_000
+"""Most moves a trace may hold to be drawn as a GIF, an MP4 or a replay page (``render``,
+``Trace._repr_html_``): drawing costs about 0.3 ms a move for the page and 7 ms for a video
+frame, so 10,000 moves take seconds and a minute; a longer trace shows its last position only."""
 _CHECKPOINT_EVERY = 256  # Trace.positions keeps a copy of the game every this many moves
 
 
@@ -168,11 +172,11 @@ class Trace:
         return score_text(self.positions[step]["score"], self.vegas)
 
     def _repr_html_(self) -> str:
-        """Jupyter: the replay page (step, play, jump), inline; the last board as text without
-        Pillow (the ``render`` extra)."""
+        """Jupyter: the replay page (step, play, jump), inline; the last board only without
+        Pillow (the ``render`` extra) or past :data:`MAX_RENDER_MOVES` moves."""
         from solitaire_gym.rendering import notebook
 
-        if notebook.png(self.positions[0]) is None:
+        if len(self.moves) > MAX_RENDER_MOVES or notebook.png(self.positions[0]) is None:
             caption = f"{self.code}: {len(self.moves)} moves, final position"
             return notebook.boards_html([self.final], [caption])
         return notebook.replay_html(self)
@@ -290,35 +294,22 @@ def _replay(game: Game, moves: Sequence[str], scores: Sequence[int] | None) -> P
 
 
 def load_trace(path: str | os.PathLike) -> Trace:
-    """Read, check and replay the trace file at ``path`` (see the module docstring)."""
+    """Read, check and replay the trace file at ``path`` (see the module docstring). The file
+    is read as strict JSON (:func:`solitaire_gym.files.strict_json`: no key given twice, no lone
+    surrogate, no ``NaN``), at most :data:`MAX_TRACE_BYTES`, and never blocks on a named pipe."""
     if not isinstance(path, (str, os.PathLike)):
         raise TraceError(f"a trace path is a string or a path, not {type(path).__name__}")
     name = shown(os.fspath(path))
     try:
-        # O_NONBLOCK: opening a named pipe with no writer would wait for one; opened so, it is
-        # refused below like any file that is not a regular one.
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            os.close(fd)
-            raise TraceError(f"trace {name} is not a regular file")
-        with open(fd, "rb") as f:
-            # Not f.read(MAX_TRACE_BYTES + 1): that allocates the whole limit for any file.
-            small = info.st_size <= MAX_TRACE_BYTES
-            data = f.read() if small else f.read(MAX_TRACE_BYTES + 1)
-        if len(data) > MAX_TRACE_BYTES:
-            raise TraceError(f"trace {name} is larger than {MAX_TRACE_BYTES // 2**20} MiB")
-        text = data.decode("utf-8")
-    except TraceError:
-        raise
-    except (OSError, UnicodeDecodeError, TypeError, ValueError) as e:  # ValueError: a NUL byte
-        raise TraceError(f"cannot read trace {name}: {shown(str(e), 200)}") from None
+        text = read_limited(path, MAX_TRACE_BYTES).decode("utf-8")
+    except FileFormatError as e:
+        raise TraceError(f"cannot read trace {name}: {e}") from None
+    except UnicodeDecodeError as e:
+        raise TraceError(f"cannot read trace {name}: not UTF-8 text (byte {e.start})") from None
     try:
-        d = json.loads(text)
-    except RecursionError:
-        raise TraceError(f"trace {name} is nested too deeply to be a trace") from None
-    except ValueError as e:  # JSONDecodeError, and integers longer than Python reads
-        raise TraceError(f"trace {name} is not valid JSON: {shown(str(e), 200)}") from None
+        d = strict_json(text)
+    except FileFormatError as e:
+        raise TraceError(f"trace {name} is not valid JSON: {e}") from None
     return Trace.from_dict(d)
 
 
@@ -393,12 +384,13 @@ def save_trace(
     """Write a trace file (creating its folder) and return its path. ``moves`` are in the notation
     of docs/rules.md (``"undo"`` allowed); ``scores`` the app's score after each move; ``start`` a
     position dict for a game that does not start from the code's deal. The moves are not replayed
-    here: :func:`load_trace` checks them."""
+    here: :func:`load_trace` checks them. The file is written beside ``path`` and renamed over it
+    (an old file survives a failed write); a symbolic link at ``path`` is refused, not followed."""
     d = _trace_dict(code, moves, agent, scores, start)
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(_dumps(d), encoding="utf-8")
-    return path
+    try:
+        return write_atomic(path, _dumps(d))
+    except FileFormatError as e:
+        raise TraceError(f"cannot write trace: {e}") from None
 
 
 # ---- recording from the envs -------------------------------------------------------------------

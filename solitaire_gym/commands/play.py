@@ -15,9 +15,10 @@ from __future__ import annotations
 import argparse
 import io
 import sys
+from pathlib import Path
 from typing import TextIO
 
-from solitaire_gym.errors import SolitaireError
+from solitaire_gym.errors import SolitaireError, shown
 from solitaire_gym.game import Game
 
 HELP = """\
@@ -76,6 +77,9 @@ def play(
 ) -> int:
     """Read commands from ``stdin`` until ``quit``, end of input or a won game; write the board
     and answers to ``stdout``. ``save``: write the moves played as a trace file at the end."""
+    if save and (Path(save).is_dir() or Path(save).is_symlink()):  # refused now, not at the end
+        what = "a folder" if Path(save).is_dir() else "a symbolic link"
+        raise SolitaireError(f"--save {shown(save, 80)} is {what}; give a file name")
     code = game.code
     start = None if game.moves == 0 else game.to_dict()
     played: list[str] = []

@@ -75,6 +75,8 @@ def run(args: argparse.Namespace) -> int:
     from solitaire_gym.traces import load_trace
 
     trace = load_trace(args.trace)
+    if args.gif or args.mp4 or args.html:
+        replay.check_length(trace)  # before any file is written
     n = len(trace.positions)
     if args.step is not None and not 0 <= args.step < n:
         raise SolitaireError(

@@ -183,7 +183,7 @@ def unknown_option_message(name: str) -> str:
     valid = option_names()
     close = difflib.get_close_matches(name, valid, n=1)
     hint = f" (did you mean {close[0]!r}?)" if close else ""
-    return f"unknown env option {name!r}{hint}; the options are: {', '.join(valid)}"
+    return f"unknown env option {shown(name)}{hint}; the options are: {', '.join(valid)}"
 
 
 class EnvCore:

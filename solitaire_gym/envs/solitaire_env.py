@@ -125,7 +125,7 @@ class SolitaireEnv(gym.Env):
         ):
             raise ValueError(
                 "max_episode_steps must be a positive integer, None (no limit) or 'default', "
-                f"not {max_episode_steps!r}"
+                f"not {shown(max_episode_steps)}"
             )
         self.max_episode_steps = None if max_episode_steps is None else int(max_episode_steps)
         self._steps = 0

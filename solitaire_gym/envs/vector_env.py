@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 import numpy as np
+from gymnasium.utils import seeding
 from gymnasium.vector import VectorEnv
 from gymnasium.vector.utils import batch_space
 from gymnasium.vector.vector_env import AutoresetMode
@@ -38,7 +39,9 @@ class SolitaireVectorEnv(VectorEnv):
     the refused ones: the keys of :class:`SolitaireEnv`'s ``info``, batched as Gymnasium's own
     vector envs batch them. :meth:`action_masks` returns the ``(n, N)`` masks.
     ``reset(options=...)`` takes ``{"code": [...]}`` or ``{"deal": [...]}`` (one per game) and
-    ``"reset_mask"`` (which games to reset).
+    ``"reset_mask"`` (which games to reset). ``reset(seed=[s0, s1, ...])`` (one per game) deals
+    game ``i`` what ``SolitaireEnv().reset(seed=si)`` deals, as Gymnasium's vector envs seed each
+    game from its own entry; ``reset(seed=n)`` seeds one generator that deals every game.
 
     ``copy`` (default True), as in Gymnasium's own vector envs: observations, rewards and masks
     are returned as arrays that the env never writes again while anything holds them. The step
@@ -122,16 +125,19 @@ class SolitaireVectorEnv(VectorEnv):
                 )
             rows = self._all[m]
         deals = self._core.reset_request(options, rows.size, state=False)
-        if seeds is not None and len(seeds) > 1:
-            # One generator for the batch, seeded from every seed of the list (Gymnasium's vector
-            # envs seed each sub-env from its own entry; here all entries count).
+        per_game = seeds is not None and len(seeds) > 1
+        if per_game:
+            # The generator that deals the games after this reset, seeded from every seed of the
+            # list (this reset's deals come from each game's own seed, below).
             self._np_random = np.random.Generator(np.random.PCG64(np.random.SeedSequence(seeds)))
             self._np_random_seed = None
         else:
             super().reset(seed=None if seeds is None else seeds[0])
         if self.copy:
             self._core.detach()  # what the last step returned is never written again
-        if deals is None:
+        if deals is None and per_game:
+            self._deal_seeded(rows, [seeds[i] for i in rows.tolist()])
+        elif deals is None:
             self._core.deal(rows, self._core.draw(self.np_random, rows.size))
             self._core.skip_dead_deals(rows, self.np_random)
         else:
@@ -141,6 +147,16 @@ class SolitaireVectorEnv(VectorEnv):
         self._needs_reset[rows] = False
         self._started = True
         return self._core.obs, self._info(None)
+
+    def _deal_seeded(self, rows: np.ndarray, seeds: list[int]) -> None:
+        """Gymnasium's convention for a list of seeds: game ``rows[i]`` gets the deal that
+        ``seeds[i]`` alone determines, the one ``SolitaireEnv().reset(seed=seeds[i])`` deals (the
+        same generator, drawn from in the same order)."""
+        gens = [seeding.np_random(s)[0] for s in seeds]
+        core = self._core
+        core.deal(rows, np.concatenate([core.draw(g, 1) for g in gens]))
+        for row, g in zip(rows.tolist(), gens, strict=True):
+            core.skip_dead_deals(np.array([row], np.int64), g)
 
     def _check_seeds(self, seed) -> list[int] | None:
         """None, or the seed(s) as a list: an integer >= 0, or a list of ``num_envs`` of them."""

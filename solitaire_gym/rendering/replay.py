@@ -18,11 +18,17 @@ written one at a time, so a long game does not hold every picture in memory.
   slider), ``#move-list`` (one ``li`` per position, ``data-step``), ``#step``, ``#total``,
   ``#move-text`` (the move that led here, ``start`` at step 0), ``#score``, ``#moves``,
   ``#result``.
+
+Each writer writes a temporary file beside its output and renames it over the output when done:
+a failed write leaves an old file as it was, and a symbolic link where the output goes is refused,
+never followed. A trace of more than :data:`~solitaire_gym.traces.MAX_RENDER_MOVES` moves is
+refused before anything is drawn (a PNG of one position is drawn from any trace).
 """
 
 from __future__ import annotations
 
 import base64
+import contextlib
 import html
 import io
 import json
@@ -35,11 +41,34 @@ from PIL import Image
 
 from solitaire_gym.engine.variants import parse_code
 from solitaire_gym.errors import SolitaireError
+from solitaire_gym.files import FileFormatError, atomic_path
 from solitaire_gym.rendering import image
 from solitaire_gym.rendering.image import board_size, render_image
-from solitaire_gym.traces import Trace
+from solitaire_gym.traces import MAX_RENDER_MOVES, Trace
 
 HOLD_LAST_S = 2.0  # the last position stays this long in a video
+
+
+def check_length(trace: Trace) -> None:
+    """:class:`~solitaire_gym.SolitaireError` for a trace too long to draw whole
+    (:data:`~solitaire_gym.traces.MAX_RENDER_MOVES`), before anything is drawn or written."""
+    if len(trace.moves) > MAX_RENDER_MOVES:
+        raise SolitaireError(
+            f"the trace has {len(trace.moves)} moves; at most {MAX_RENDER_MOVES} are drawn as a "
+            "video or a replay page (--png draws one position of any trace)"
+        )
+
+
+@contextlib.contextmanager
+def _output(path: str | os.PathLike) -> Iterator[Path]:
+    """A temporary file beside ``path`` to write, renamed over ``path`` when the writer is done
+    (:func:`solitaire_gym.files.atomic_path`): a failed write leaves an old file as it was, and
+    a symbolic link at ``path`` is refused, never followed."""
+    try:
+        with atomic_path(path) as tmp:
+            yield tmp
+    except FileFormatError as e:
+        raise SolitaireError(f"cannot write {e}") from None
 
 
 def frames(trace: Trace) -> Iterator[np.ndarray]:
@@ -80,22 +109,22 @@ def check_fps(fps: object) -> float:
 def write_gif(trace: Trace, path: str | os.PathLike, *, fps: float = 4.0) -> Path:
     """An animated GIF of the game, ``fps`` positions a second, looping."""
     fps = check_fps(fps)
-    path = Path(path)
+    check_length(trace)
     pictures = _paletted(trace, _palette(trace))
     step_ms = round(1000 / fps)
     durations = [step_ms] * len(trace.positions)
     durations[-1] = max(step_ms, round(HOLD_LAST_S * 1000))
-    path.parent.mkdir(parents=True, exist_ok=True)
-    next(pictures).save(
-        path,
-        format="GIF",
-        save_all=True,
-        append_images=pictures,
-        duration=durations,
-        loop=0,
-        optimize=False,
-    )
-    return path
+    with _output(path) as tmp:
+        next(pictures).save(
+            tmp,
+            format="GIF",
+            save_all=True,
+            append_images=pictures,
+            duration=durations,
+            loop=0,
+            optimize=False,
+        )
+    return Path(path)
 
 
 def write_mp4(trace: Trace, path: str | os.PathLike, *, fps: float = 4.0) -> Path:
@@ -105,11 +134,10 @@ def write_mp4(trace: Trace, path: str | os.PathLike, *, fps: float = 4.0) -> Pat
         import imageio.v2 as imageio
     except ImportError as e:  # pragma: no cover - depends on the installed extras
         raise ImportError("MP4 needs imageio[ffmpeg]: pip install 'solitaire_gym[render]'") from e
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    check_length(trace)
     hold = max(1, round(HOLD_LAST_S * fps))
-    with imageio.get_writer(
-        path, format="FFMPEG", mode="I", fps=fps, codec="libx264", pixelformat="yuv420p",
+    with _output(path) as tmp, imageio.get_writer(
+        tmp, format="FFMPEG", mode="I", fps=fps, codec="libx264", pixelformat="yuv420p",
         macro_block_size=16, quality=8,
     ) as writer:  # fmt: skip
         frame = None
@@ -117,7 +145,7 @@ def write_mp4(trace: Trace, path: str | os.PathLike, *, fps: float = 4.0) -> Pat
             writer.append_data(frame)
         for _ in range(hold - 1):
             writer.append_data(frame)
-    return path
+    return Path(path)
 
 
 # ---- the replay page ---------------------------------------------------------------------------
@@ -358,7 +386,9 @@ def replay_data(trace: Trace) -> dict:
 
 
 def html_page(trace: Trace) -> str:
-    """The replay page of ``trace`` as one HTML string (see the module docstring)."""
+    """The replay page of ``trace`` as one HTML string (see the module docstring); a trace of
+    more than :data:`~solitaire_gym.traces.MAX_RENDER_MOVES` moves is refused."""
+    check_length(trace)
     variant, _ = parse_code(trace.code)
     height, width = board_size(trace.code)
     data = replay_data(trace)
@@ -385,15 +415,15 @@ def html_page(trace: Trace) -> str:
 
 def write_html(trace: Trace, path: str | os.PathLike) -> Path:
     """Write the self-contained replay page of ``trace`` to ``path``."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(html_page(trace), encoding="utf-8")
-    return path
+    page = html_page(trace)
+    with _output(path) as tmp:
+        tmp.write_text(page, encoding="utf-8")
+    return Path(path)
 
 
 def write_png(trace: Trace, path: str | os.PathLike, *, step: int = -1) -> Path:
     """The picture of one position of ``trace`` (default: the last) as a PNG."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    render_image(trace.positions[step]).save(path, format="PNG")
-    return path
+    picture = render_image(trace.positions[step])
+    with _output(path) as tmp:
+        picture.save(tmp, format="PNG")
+    return Path(path)
