@@ -30,8 +30,8 @@ from typing import Any
 
 import yaml
 
-from solitaire_gym.errors import SHOWN_CHARS, SolitaireError, shown
-from solitaire_gym.files import FileFormatError, read_limited
+from solitaire_gym.errors import SHOWN_CHARS, SolitaireError, is_int, shown
+from solitaire_gym.files import FileFormatError, read_limited, strict_json
 
 ALGORITHMS = ("maskable_ppo", "rllib_ppo")
 VECTORIZE = ("native", "sync")
@@ -380,6 +380,55 @@ def read_yaml(path: str | Path) -> tuple[Any, str]:
     except ValueError as e:  # e.g. an integer longer than Python converts
         raise ConfigError(f"{where}: {shown(str(e), 200)}") from None
     return (data if data is not None else {}), where
+
+
+MAX_STATE_BYTES = 2**16  # a run's state.json: a step count, the best result and a few timings
+
+
+def check_run_folder(out: Path, raw: dict) -> None:
+    """Refuse to resume in ``out`` a run of another config: its ``config.yaml`` (read by
+    :func:`read_yaml`, as any config) must equal ``raw`` but for ``total_timesteps``."""
+    path = Path(out) / "config.yaml"
+    if not path.exists():
+        return
+    saved, where = read_yaml(path)
+    if not isinstance(saved, dict):
+        raise ConfigError(f"{where}: not a config (a mapping of keys)")
+    diff = sorted(
+        (k for k in set(saved) | set(raw) if k != "total_timesteps" and saved.get(k) != raw.get(k)),
+        key=str,
+    )
+    if diff:
+        raise ConfigError(
+            f"{shown(str(out), 120)} holds a run of another config (key {shown(diff[0], 60)} "
+            "differs): use another --out, or --restart to start it over"
+        )
+
+
+def _number(v: Any) -> bool:
+    return (is_int(v) or isinstance(v, float)) and math.isfinite(v)
+
+
+def read_run_state(path: Path) -> dict:
+    """A run folder's ``state.json`` as the trainers write it, ``{"step": int, "best": [numbers]
+    or null, "timing": {name: number}}``: a regular file of at most :data:`MAX_STATE_BYTES`,
+    strict JSON; anything else is a :class:`ConfigError` naming the file."""
+    where = shown(str(path), 120)
+    try:
+        st = strict_json(read_limited(path, MAX_STATE_BYTES))
+    except FileFormatError as e:
+        raise ConfigError(f"cannot read run state {where}: {e}") from None
+    except ValueError as e:  # not JSON at all
+        raise ConfigError(f"{where}: not valid JSON ({shown(str(e), 120)})") from None
+    ok = isinstance(st, dict) and is_int(st.get("step")) and st["step"] >= 0
+    ok = ok and isinstance(st.get("timing"), dict) and len(st["timing"]) <= 64
+    ok = ok and all(isinstance(k, str) and _number(v) for k, v in st["timing"].items())
+    best = st.get("best") if ok else None
+    ok = ok and (best is None or (isinstance(best, list) and len(best) <= 8
+                                  and all(map(_number, best))))  # fmt: skip
+    if not ok:
+        raise ConfigError(f"{where}: not a run state (step, best, timing) as the trainers write it")
+    return st
 
 
 def load_config(path: str | Path) -> TrainConfig:

@@ -34,7 +34,7 @@ import gymnasium as gym
 import numpy as np
 
 from agents.base import Agent
-from agents.config import ConfigError, TrainConfig
+from agents.config import ConfigError, TrainConfig, check_run_folder, read_run_state
 from agents.play import VALIDATION_START, eval_deals, play_deals
 
 ENV_NAME = "solitaire_gym_masked"
@@ -231,22 +231,7 @@ class RLlibRun:
         return found[-1] if found else None
 
     def _check_saved_config(self) -> None:
-        import yaml
-
-        path = self.out / "config.yaml"
-        if not path.exists():
-            return
-        saved = yaml.safe_load(path.read_text())
-        mine = dict(self.cfg.raw)
-        diff = sorted(
-            k for k in set(saved) | set(mine)
-            if k != "total_timesteps" and saved.get(k) != mine.get(k)
-        )  # fmt: skip
-        if diff:
-            raise ConfigError(
-                f"{self.out} holds a run of another config (key {diff[0]} differs): "
-                "use another --out, or --restart to start it over"
-            )
+        check_run_folder(self.out, dict(self.cfg.raw))
 
     def _scalar(self, tag: str, value: float) -> None:
         if self.writer is not None:
@@ -330,7 +315,7 @@ class RLlibRun:
         state_path = self.out / "state.json"
         algo = build_config(cfg).build_algo()
         if latest is not None and state_path.exists():
-            st = json.loads(state_path.read_text())
+            st = read_run_state(state_path)
             self.timing.update(st["timing"])
             self.best = tuple(st["best"]) if st.get("best") else None
             self.steps = int(st["step"])

@@ -25,7 +25,12 @@ import numpy as np
 from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.vec_env import VecEnv, VecEnvWrapper
 
-from agents.config import ConfigError, TrainConfig, remove_run_folder
+from agents.config import (
+    TrainConfig,
+    check_run_folder,
+    read_run_state,
+    remove_run_folder,
+)
 from agents.learned import SB3Agent, env_signature
 from agents.play import VALIDATION_START, eval_deals, play_deals
 from solitaire_gym.envs.sb3 import SB3VecEnv
@@ -250,22 +255,7 @@ class TrainRun:
         return found[-1] if found else None
 
     def _check_saved_config(self) -> None:
-        import yaml
-
-        path = self.out / "config.yaml"
-        if not path.exists():
-            return
-        saved = yaml.safe_load(path.read_text())
-        mine = dict(self.cfg.raw)
-        diff = sorted(
-            k for k in set(saved) | set(mine)
-            if k != "total_timesteps" and saved.get(k) != mine.get(k)
-        )  # fmt: skip
-        if diff:
-            raise ConfigError(
-                f"{self.out} holds a run of another config (key {diff[0]} differs): "
-                "use another --out, or --restart to start it over"
-            )
+        check_run_folder(self.out, dict(self.cfg.raw))
 
     # evaluation and checkpoints
     def evaluate(self, model, logger=None) -> dict:
@@ -342,7 +332,7 @@ class TrainRun:
         state_path = self.out / "state.json"
         start = 0
         if latest is not None and state_path.exists():
-            st = json.loads(state_path.read_text())
+            st = read_run_state(state_path)
             self.timing.update(st["timing"])
             self.best = tuple(st["best"]) if st.get("best") else None
             start = int(latest.stem.split("_")[1])

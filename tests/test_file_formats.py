@@ -730,3 +730,26 @@ def test_every_named_policy_has_a_name_evaluate_can_write_and_read_back():
     evaluate = experiment_module()
     assert all(evaluate.POLICY_NAME.fullmatch(name) for name in POLICY_NAMES)
     assert all(evaluate.POLICY_NAME.fullmatch(f"search@{n}") for n in (16, "1024-l2"))
+
+
+def test_a_resumed_run_folder_is_read_like_any_file_from_elsewhere(tmp_path):
+    """Resuming reads the run folder's config.yaml through the config reader and its
+    state.json as strict, checked JSON (both trainers share these readers)."""
+    from agents.config import ConfigError, check_run_folder, read_run_state
+
+    (tmp_path / "config.yaml").write_text(LAUGHS + "name: *i\n")
+    with pytest.raises(ConfigError, match="aliases"):
+        check_run_folder(tmp_path, {"name": "x"})
+    (tmp_path / "config.yaml").write_text("name: x\ntotal_timesteps: 5\n")
+    check_run_folder(tmp_path, {"name": "x", "total_timesteps": 9})
+    with pytest.raises(ConfigError, match=r"key .name. differs"):
+        check_run_folder(tmp_path, {"name": "y"})
+    state = tmp_path / "state.json"
+    state.write_text('{"step": 10, "best": [0.5, 10], "timing": {"env": 1.5}}')
+    assert read_run_state(state)["step"] == 10
+    for bad in ('{"step": 1, "step": 2, "best": null, "timing": {}}', '{"step": -1}',
+                '{"step": 1, "best": "x", "timing": {}}', '{"step": 1, "best": null, '
+                '"timing": {"env": NaN}}', "[1]", "not json"):  # fmt: skip
+        state.write_text(bad)
+        with pytest.raises(ConfigError, match=r"state\.json"):
+            read_run_state(state)
