@@ -400,8 +400,8 @@ def check_run_folder(out: Path, raw: dict) -> None:
     )
     if diff:
         raise ConfigError(
-            f"{shown(str(out), 120)} holds a run of another config (key {shown(diff[0], 60)} "
-            "differs): use another --out, or --restart to start it over"
+            f"{out} holds a run of another config (key {str(diff[0])[:60]} differs): use "
+            "another --out, or --restart to start it over"
         )
 
 

@@ -31,6 +31,7 @@ PICTURES: dict[str, tuple[str, list[str]]] = {
 # Figures committed with the results, shown as they are: site path -> repository path.
 COPIES: dict[str, str] = {
     "images/results/win_rates.png": "experiments/results/summary/win_rates.png",
+    "images/results/search_budget.png": "experiments/results/search_budget/budget.png",
 }
 ROOT = Path(__file__).resolve().parent.parent
 

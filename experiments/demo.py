@@ -47,6 +47,8 @@ import evaluate  # noqa: E402  (experiments/evaluate.py)
 from agents.imitation import ImitationRun, load_imitation_config, plot_imitation  # noqa: E402
 from agents.play import VARIANTS, eval_deals, play_deals  # noqa: E402
 
+NEW = "new-network"
+"""The freshly trained network's name in the table (a policy name: no blanks)."""
 DEMO_SEARCH = "search@64"
 """The search player's budget in the demo's table: small, so that it fits the demo's time."""
 
@@ -99,11 +101,11 @@ def main(argv: list[str] | None = None) -> int:
           "deals")  # fmt: skip
     result = evaluate.main_result([
         "--policies", f"random,greedy,learned,{DEMO_SEARCH},solver",
-        "--ppo", f"new network@{best}",
+        "--ppo", f"{NEW}@{best}",
         "--variants", variant, "--deals", str(args.deals), "--out", str(out / "eval"),
     ])  # fmt: skip
     rows = result["summaries"][variant]
-    greedy, new = rows["greedy"], rows["new network"]
+    greedy, new = rows["greedy"], rows[NEW]
     plot_imitation(out / "train" / "train.csv", out / "eval" / "learning_curve.png",
                    cfg.validation["deals"], greedy["win_rate"])  # fmt: skip
 

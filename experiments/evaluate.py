@@ -201,6 +201,8 @@ _EXTRAS = {  # the fields of an included summary that a merge carries on: what e
     "verdicts": lambda x: isinstance(x, dict) and all(is_int(v) for v in x.values()),
     "played_by": lambda x: isinstance(x, str),
     "deterministic": lambda x: isinstance(x, bool),
+    "nodes_per_move": _number,
+    "cpu_seconds_per_game": _number,
 }
 
 
@@ -342,7 +344,8 @@ def _load_included(paths: list[str], deals: list[int], replace: list[str] = ()):
                 replaced[key] = d
         for tag, by_policy in res["summaries"].items():
             for name, s in by_policy.items():
-                keep = ("seconds", "checkpoint", "trained_on", "solver_budget", "verdicts")
+                keep = ("seconds", "checkpoint", "trained_on", "solver_budget", "verdicts",
+                        "nodes_per_move", "cpu_seconds_per_game")  # fmt: skip
                 extras[(tag, name)] = {k: s[k] for k in keep if k in s}
                 # the command that played these games (a merge carries it on from its own runs)
                 extras[(tag, name)]["played_by"] = s.get("played_by", res["command"])

@@ -28,14 +28,15 @@ import numpy as np
 import pytest
 from scripts import ROOT, experiment
 
-from agents.named import make_agent
+from agents.named import make_agent, search_budget
 from agents.play import VARIANTS, eval_deals, play_deals
 
 EVALUATE = experiment("evaluate")
 RESULTS = ROOT / "experiments" / "results"
-PLAYED = ("baselines", "solver", "learned")  # the folders whose command plays games
+MERGED = ("baselines", "solver", "learned", "search")  # merged into summary/
+PLAYED = (*MERGED, "search_budget")  # the folders whose command plays games
 SUMMARY = "summary"
-SAMPLE = {"solver": 40, "greedy": 12, "learned": 12}  # deals replayed per variant
+SAMPLE = {"solver": 40, "greedy": 12, "learned": 12, "search": 2}  # deals replayed per variant
 
 
 def _result(folder: str) -> dict:
@@ -79,13 +80,16 @@ def _deals(folder: str, tag: str, policy: str) -> list[int]:
     if policy == "random":
         return deals[(len(deals) - 1) // EVALUATE.BATCH * EVALUATE.BATCH :]
     rng = np.random.default_rng(zlib.crc32(f"{folder}/{tag}/{policy}".encode()))
-    return sorted(int(d) for d in rng.choice(deals, SAMPLE[policy], replace=False))
+    sample = SAMPLE["search" if search_budget(policy) else policy]
+    return sorted(int(d) for d in rng.choice(deals, sample, replace=False))
 
 
 def test_every_folder_is_checked():
     folders = sorted(p.name for p in RESULTS.iterdir() if (p / "episodes.csv").exists())
     assert folders == sorted((*PLAYED, SUMMARY)), "an evaluation folder no test replays"
-    assert {policy for _, _, policy in CASES} == {"random", "greedy", "solver", "learned"}
+    names = {policy for _, _, policy in CASES}
+    assert {p for p in names if not search_budget(p)} == {"random", "greedy", "solver", "learned"}
+    assert "search" in names and len(names) > 5  # the shipped budget, and the budget curve
 
 
 @pytest.mark.parametrize(("folder", "tag", "policy"), CASES)
@@ -120,7 +124,7 @@ def test_games_replay(folder, tag, policy):
 def test_tables_are_built_from_the_games(folder, tmp_path):
     """The folder's summaries, rebuilt from its committed games (a run that plays nothing), are
     the committed ones; a folder that counts solver-solvable deals uses ``solver/``'s verdicts."""
-    sources = [RESULTS / f for f in PLAYED] if folder == SUMMARY else [RESULTS / folder]
+    sources = [RESULTS / f for f in MERGED] if folder == SUMMARY else [RESULTS / folder]
     committed = _result(folder)
     argv = ["--policies", "", "--deals", str(committed["deals"]["count"]), "--no-plots"]
     for src in sources:
@@ -138,5 +142,12 @@ def test_tables_are_built_from_the_games(folder, tmp_path):
     if (RESULTS / folder / "verdicts.json").exists():
         assert _verdicts(folder) == _verdicts("solver"), f"{folder}: not solver/'s verdicts"
     if folder == SUMMARY:
-        merged = {k: rows for f in PLAYED for k, rows in _episodes(f).items()}
+        merged = {k: rows for f in MERGED for k, rows in _episodes(f).items()}
         assert _episodes(SUMMARY) == merged, "summary/ is not the merge of the other folders"
+
+
+def test_budget_table_is_built_from_the_games():
+    """``search_budget/budget.md`` is what ``experiments/search_budget.py`` makes of the
+    committed games."""
+    table, _ = experiment("search_budget").budget_table(RESULTS / "search_budget")
+    assert table == (RESULTS / "search_budget" / "budget.md").read_text(encoding="utf-8")

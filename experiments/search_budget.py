@@ -1,0 +1,154 @@
+"""Win rate against the search player's budget: a table and a plot from committed evaluations.
+
+    python experiments/search_budget.py                    # experiments/results/search_budget/
+
+reads ``results.json`` of the budget folder (the search player at several budgets, played by
+``experiments/evaluate.py``: its command is in the folder's ``results.md``) and, for the same
+deals, the games of the greedy player, the committed policy networks and the solver from
+``experiments/results/{baselines,learned,solver}/episodes.csv``; writes ``budget.md`` (win rate
+with its 95% Wilson interval, nodes per move, CPU seconds per game) and ``budget.png`` (win rate
+against nodes per move, one panel per variant, greedy, learned and solver as lines).
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from agents.named import search_budget
+from agents.stats import wilson_interval
+
+RESULTS = Path(__file__).resolve().parent / "results"
+LINES = (("greedy", "baselines"), ("learned", "learned"), ("solver", "solver"))
+
+
+def _rate(wins: int, n: int) -> dict:
+    lo, hi = wilson_interval(wins, n)
+    return {"wins": wins, "deals": n, "win_rate": wins / n if n else 0.0, "ci95": [lo, hi]}
+
+
+def references(deals: set[int], results: Path = RESULTS) -> dict[str, dict[str, dict]]:
+    """``{variant: {player: rate}}`` of greedy, learned and solver on ``deals``, from the
+    committed episodes."""
+    out: dict[str, dict[str, dict]] = {}
+    for player, folder in LINES:
+        games: dict[str, list[bool]] = {}
+        with (results / folder / "episodes.csv").open(newline="", encoding="utf-8") as f:
+            for row in csv.DictReader(f):
+                if row["policy"] == player and int(row["deal"]) in deals:
+                    games.setdefault(row["variant"], []).append(row["won"] == "True")
+        for tag, won in games.items():
+            if len(won) == len(deals):
+                out.setdefault(tag, {})[player] = _rate(sum(won), len(won))
+    return out
+
+
+def budget_table(folder: Path, results: Path = RESULTS) -> tuple[str, dict]:
+    """The Markdown table and the data behind the plot."""
+    result = json.loads((folder / "results.json").read_text(encoding="utf-8"))
+    first, count = result["deals"]["first"], result["deals"]["count"]
+    deals = set(range(first, first + count))
+    refs = references(deals, results)
+    data: dict[str, dict] = {}
+    played = sorted({s.get("played_by", result["command"]) for by in result["summaries"].values()
+                     for s in by.values()})  # fmt: skip
+    lines = [
+        f"Deals {first} … {first + count - 1} of the evaluation split; the search player played "
+        "by:",
+        "",
+        *[f"    {c}" for c in played],
+        "",
+        "and this table by `python experiments/search_budget.py`. Greedy, learned and solver: "
+        "their committed games on the same deals (`experiments/results/`). Nodes: moves the "
+        "engine applied inside the search, per move played; CPU: the process's CPU seconds per "
+        "game, all threads (2-core machine, shared with other runs).",
+        "",
+        "| variant | player | nodes per move | won | win rate (95% CI) | CPU s per game |",
+        "|---|---|---|---|---|---|",
+    ]
+    for tag, by_policy in result["summaries"].items():
+        points = []
+        for name, s in by_policy.items():
+            budget = search_budget(name)
+            if budget is None:
+                continue
+            lo, hi = s["win_rate_ci95"]
+            points.append((budget[0], budget[1], name, s))
+        points.sort()
+        for player, _ in LINES:
+            r = refs.get(tag, {}).get(player)
+            if r is not None:
+                lo, hi = r["ci95"]
+                lines.append(
+                    f"| {tag} | {player} | – | {r['wins']}/{r['deals']} | "
+                    f"{100 * r['win_rate']:.1f}% ({100 * lo:.1f}–{100 * hi:.1f}) | – |"
+                )
+        for _nodes, _level, name, s in points:
+            lo, hi = s["win_rate_ci95"]
+            lines.append(
+                f"| {tag} | {name} | {s.get('nodes_per_move', '–')} | {s['wins']}/{s['deals']} | "
+                f"{100 * s['win_rate']:.1f}% ({100 * lo:.1f}–{100 * hi:.1f}) | "
+                f"{s.get('cpu_seconds_per_game', '–')} |"
+            )
+        data[tag] = {"points": points, "refs": refs.get(tag, {})}
+    return "\n".join(lines) + "\n", data
+
+
+def plot(data: dict, path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    tags = list(data)
+    fig, axes = plt.subplots(1, len(tags), figsize=(3.2 * len(tags), 3.4), squeeze=False)
+    styles = {"greedy": ("tab:orange", "--"), "learned": ("tab:green", ":"),
+              "solver": ("black", "-.")}  # fmt: skip
+    for ax, tag in zip(axes[0], tags, strict=True):
+        pts = [p for p in data[tag]["points"] if p[1] == 1]
+        if pts:
+            xs = [p[0] for p in pts]
+            ys = [100 * p[3]["win_rate"] for p in pts]
+            err = [[100 * (p[3]["win_rate"] - p[3]["win_rate_ci95"][0]) for p in pts],
+                   [100 * (p[3]["win_rate_ci95"][1] - p[3]["win_rate"]) for p in pts]]  # fmt: skip
+            ax.errorbar(xs, ys, yerr=err, marker="o", capsize=3, label="search (level 1)")
+        for player, (colour, style) in styles.items():
+            r = data[tag]["refs"].get(player)
+            if r is not None:
+                ax.axhline(100 * r["win_rate"], color=colour, linestyle=style, label=player)
+        ax.set_xscale("log", base=2)
+        ax.set_title(tag)
+        ax.set_xlabel("nodes per move (budget)")
+        ax.set_ylim(0, 100)
+        ax.grid(alpha=0.3)
+    axes[0][0].set_ylabel("win rate, % (95% Wilson interval)")
+    axes[0][-1].legend(fontsize=7, loc="lower right")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--folder", default=str(RESULTS / "search_budget"),
+                   help="the budget folder (default experiments/results/search_budget)")  # fmt: skip
+    p.add_argument("--no-plot", action="store_true")
+    args = p.parse_args(argv)
+    folder = Path(args.folder)
+    if not (folder / "results.json").is_file():
+        raise SystemExit(f"search_budget.py: no results.json in {folder}")
+    table, data = budget_table(folder)
+    (folder / "budget.md").write_text(table, encoding="utf-8")
+    if not args.no_plot:
+        plot(data, folder / "budget.png")
+    print(table)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
