@@ -119,8 +119,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"\n   greedy wins {greedy['win_rate']:.1%}; the new network, trained from nothing in "
           f"{trained_s:.0f} s, wins {new['win_rate']:.1%} and {against_greedy(new)}; the "
           f"committed learned policy wins {rows['learned']['win_rate']:.1%} and "
-          f"{against_greedy(rows['learned'])}; greedy with look-ahead ({DEMO_SEARCH} nodes "
-          f"per move) wins {rows[DEMO_SEARCH]['win_rate']:.1%} and "
+          f"{against_greedy(rows['learned'])}; greedy with look-ahead ({DEMO_SEARCH}) "
+          f"wins {rows[DEMO_SEARCH]['win_rate']:.1%} and "
           f"{against_greedy(rows[DEMO_SEARCH])}")  # fmt: skip
 
     print("\n== 3. a playthrough of the new network: its best game of the first 50 deals")
