@@ -77,7 +77,6 @@ def budget_table(folder: Path, results: Path = RESULTS) -> tuple[str, dict]:
             budget = search_budget(name)
             if budget is None:
                 continue
-            lo, hi = s["win_rate_ci95"]
             points.append((budget[0], budget[1], name, s))
         points.sort()
         for player, _ in LINES:

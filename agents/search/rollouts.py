@@ -189,23 +189,25 @@ class RolloutSearch(Agent):
         for i in [*todo, None]:
             need = 0 if i is None else plans[i][0] * plans[i][1]
             if group and (i is None or size + need > MAX_ROWS):
-                self._search_group(src, rows, group, orders, plans, level, rngs, visited, out)
+                self._search_group(src, rows, group, orders, plans, level, rngs, hidden, visited,
+                                   out)  # fmt: skip
                 group, size = [], 0
             if i is not None:
                 group.append(i)
                 size += need
         return out
 
-    def _search_group(self, src, rows, group, orders, plans, level, rngs, visited, out) -> None:
+    def _search_group(self, src, rows, group, orders, plans, level, rngs, hidden, visited,
+                      out) -> None:  # fmt: skip
+        """Search the games ``group`` (indices into ``rows``) on one batch of copies: ``hidden``
+        their unseen cards (dealt anew at the root), ``out`` receives their moves."""
         # the copies: game i, candidate j, determinization k
-        game_of, cand, first = [], [], []
+        game_of, first = [], []
         for i in group:
             c, k = plans[i][0], plans[i][1]
             game_of += [i] * (c * k)
-            cand += [j for j in range(c) for _ in range(k)]
             first += [int(orders[i][j]) for j in range(c) for _ in range(k)]
         game_of = np.array(game_of, np.int64)
-        cand = np.array(cand, np.int64)
         n = game_of.size
         core = self._core(level, n)
         copy_rows(core.state, np.arange(n), src, rows[game_of])
@@ -214,7 +216,7 @@ class RolloutSearch(Agent):
             dst, src_rows = [], []
             for i in group:
                 c, k = plans[i][0], plans[i][1]
-                if k > 1 or unseen_counts(core.state, [start])[0] > 0:
+                if hidden[i] > 0:
                     base = np.arange(start, start + k)  # candidate 0's copies
                     redeal_unseen(core.state, base, rngs[i])
                     dst.append(np.arange(start + k, start + c * k))
@@ -242,14 +244,11 @@ class RolloutSearch(Agent):
                 chosen = self._rollout.act(core.obs, core.masks, starts=starts, active=playing)
                 act[playing] = chosen[playing]
             else:
-                before = self.nodes_spent
-                for budget in np.unique(inner[playing]):
+                for budget in np.unique(inner[playing]):  # inner searches count their own nodes
                     live = np.flatnonzero(playing & (inner == budget))
                     pr = self._priorities(core.obs[live], core.masks[live])
                     act[live] = self._choose(core.state, live, pr, level - 1, int(budget), None,
                                              None)  # fmt: skip
-                spent += self.nodes_spent - before
-                self.nodes_spent = before
             starts[:] = False
             spent += int(playing.sum())
             core.step(act)

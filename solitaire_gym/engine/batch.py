@@ -121,6 +121,19 @@ def int_array(values, what: str) -> np.ndarray:
     return arr.astype(np.int64).reshape(-1)
 
 
+def checked_rows(rows, size: int, *, unique: bool = False) -> np.ndarray:
+    """``rows`` as a 1-D ``int64`` array of row numbers of a batch of ``size`` games, each in
+    ``0 … size-1`` (and, with ``unique``, none twice); an :class:`ArgumentError` naming the first
+    bad one otherwise. Kernels index with them unchecked."""
+    rows = int_array(rows, "rows")
+    if rows.size and (rows.min() < 0 or rows.max() >= size):
+        bad = int(rows[(rows < 0) | (rows >= size)][0])
+        raise ArgumentError(f"row {bad} is outside 0 … {size - 1}")
+    if unique and np.unique(rows).size != rows.size:
+        raise ArgumentError("rows must not repeat")
+    return rows
+
+
 class Batch:
     """``size`` games of one variant in one :class:`State`, stepped together.
 
@@ -198,13 +211,8 @@ class Batch:
         return self._won
 
     def _rows(self, rows) -> np.ndarray:
-        rows = int_array(rows, "rows")
-        if rows.size and (rows.min() < 0 or rows.max() >= self.size):
-            bad = int(rows[(rows < 0) | (rows >= self.size)][0])
-            raise ArgumentError(f"row {bad} is outside 0 … {self.size - 1}")
-        if np.unique(rows).size != rows.size:  # two threads would work on one row at once
-            raise ArgumentError("rows must not repeat")
-        return rows
+        # unique: two threads would work on one row at once
+        return checked_rows(rows, self.size, unique=True)
 
     def undo(self, rows) -> np.ndarray:
         """Undo the last action of each of ``rows``; True where there was one to undo."""

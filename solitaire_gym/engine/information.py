@@ -20,7 +20,7 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-from solitaire_gym.engine.batch import int_array
+from solitaire_gym.engine.batch import checked_rows
 from solitaire_gym.engine.state import FIELDS, State
 from solitaire_gym.errors import ArgumentError
 
@@ -55,12 +55,7 @@ def _redeal(s, rows, keys):
 
 
 def _checked_rows(state: State, rows) -> np.ndarray:
-    rows = int_array(rows, "rows")
-    size = state.score.shape[0]
-    if rows.size and (rows.min() < 0 or rows.max() >= size):
-        bad = int(rows[(rows < 0) | (rows >= size)][0])
-        raise ArgumentError(f"row {bad} is outside 0 … {size - 1}")
-    return rows
+    return checked_rows(rows, state.score.shape[0])
 
 
 def unseen_counts(state: State, rows) -> np.ndarray:
