@@ -30,15 +30,31 @@ import json
 import math
 import os
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from agents.npz import MAX_META_BYTES, Npz
-from agents.teacher import Episode
 from solitaire_gym.errors import is_int, shown
 from solitaire_gym.files import FileFormatError, strict_json
+
+
+@dataclass
+class Episode:
+    """What a labeller returns (:func:`agents.teacher.teach_deal`, :func:`agents.search.expert.search_episodes`) for one deal: per position, the observation, the legal
+    mask, the teacher's label, whether the label is proven safe, and the action played; then the
+    outcome of the played game."""
+
+    deal: int
+    obs: np.ndarray  # (T, D) float32
+    masks: np.ndarray  # (T, N) bool
+    labels: np.ndarray  # (T,) int16: the teacher's action
+    safe: np.ndarray  # (T,) bool: the label keeps the position winnable (proven)
+    played: np.ndarray  # (T,) int16: the action played (the label, or the student's)
+    won: bool
+    solver_calls: int
 
 
 class ShardError(ValueError):

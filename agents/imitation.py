@@ -51,7 +51,7 @@ from agents.policy import (
     read_meta_record,
     save_policy,
 )
-from agents.teacher import ON_REPEAT
+from agents.teacher import ON_REPEAT, TEACHERS
 from solitaire_gym.errors import shown
 
 SCHEMA: dict[str, Any] = {
@@ -72,7 +72,10 @@ SCHEMA: dict[str, Any] = {
         "memory_mode": (str, "count"),
         "heads": (str, "policy"),
     },
+    "init": (str, ""),
     "teacher": {
+        "kind": (str, "safe-greedy"),
+        "nodes": (int, 256),
         "deals": (int, 500),
         "max_nodes": (int, 20_000),
         "first_deal": (int, 0),
@@ -126,6 +129,8 @@ def check_imitation_config(data: Any, where: str = "<dict>") -> ImitationConfig:
     for key in ("lookup", "memory", "piles", "moves"):
         if raw["arch"][key] and raw["arch"]["kind"] != "cards":
             raise ConfigError(f"{where}: arch.{key} needs arch.kind cards")
+    if raw["teacher"]["kind"] not in TEACHERS:
+        raise ConfigError(f"{where}: teacher.kind must be one of {', '.join(TEACHERS)}")
     if raw["teacher"]["on_repeat"] not in ON_REPEAT:
         raise ConfigError(f"{where}: teacher.on_repeat must be one of {', '.join(ON_REPEAT)}")
     if raw["arch"]["memory_mode"] not in MODES:
@@ -138,6 +143,7 @@ def check_imitation_config(data: Any, where: str = "<dict>") -> ImitationConfig:
         "seed": (0, 2**31 - 1), "jobs": (1, 256), "torch_threads": (1, 256),
         "arch.hidden": (1, 4096), "arch.layers": (1, 8),
         "teacher.deals": (1, 10**7), "teacher.max_nodes": (1, 10**9),
+        "teacher.nodes": (1, 1 << 20),
         "teacher.first_deal": (0, 2**34), "dagger.rounds": (0, 100),
         "dagger.deals": (1, 10**7), "dagger.stop_unsafe": (0, 10**6), "dagger.epochs": (0, 10_000),
         "train.epochs": (1, 10_000),
@@ -384,6 +390,19 @@ class ImitationRun:
             **(extra or {}),
         }
 
+    def initial_weights(self, net) -> dict:
+        """The weights of the ``init`` checkpoint, refused unless its game and architecture are
+        the config's."""
+        init = load_policy(self.cfg.raw["init"], game=self.game, options=self.options)
+        theirs = init.net.state_dict()
+        mine = net.state_dict()
+        if set(theirs) != set(mine) or any(theirs[k].shape != mine[k].shape for k in mine):
+            raise ConfigError(
+                f"{self.cfg.path}: init {shown(self.cfg.raw['init'])} is a network of another "
+                "architecture than arch"
+            )
+        return theirs
+
     def run(self, progress: bool = True) -> Path:
         """Do every stage not done yet; return the best checkpoint."""
         import torch
@@ -417,7 +436,9 @@ class ImitationRun:
             make_shards(cfg.variant, a, b, self.out / "data" / f"round{r}", student=student,
                         max_nodes=cfg.teacher["max_nodes"], jobs=cfg.jobs,
                         stop_unsafe=cfg.dagger["stop_unsafe"] if r else 0,
-                        on_repeat=cfg.teacher["on_repeat"], progress=progress)  # fmt: skip
+                        on_repeat=cfg.teacher["on_repeat"], teacher=cfg.teacher["kind"],
+                        nodes=cfg.teacher["nodes"], chunk=50 if cfg.teacher["kind"] == "search"
+                        else 25, progress=progress)  # fmt: skip
             timing[f"round{r}_data"] = round(time.perf_counter() - t0, 1)
             paths = sorted((self.out / "data").glob("round*/*.npz"))
             data = load_shards(paths, variant=cfg.variant)
@@ -434,6 +455,8 @@ class ImitationRun:
             if r and cfg.dagger["warm_start"]:
                 net.load_state_dict(load_policy(student).net.state_dict())
                 epochs = cfg.dagger["epochs"] or epochs
+            elif not r and cfg.raw["init"]:
+                net.load_state_dict(self.initial_weights(net))
             meta = self.meta(r)
             rows = []
 

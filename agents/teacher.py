@@ -47,41 +47,29 @@ from __future__ import annotations
 
 import itertools
 import os
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from agents.base import Agent
+from agents.dataset import Episode, game_starts, read_meta, write_shard
 from agents.greedy import GreedyAgent
 from solitaire_gym.envs.core import DEFAULT_MAX_EPISODE_STEPS, EnvCore, EnvOptions
+from solitaire_gym.errors import shown
 from solitaire_gym.game import Game
 from solitaire_gym.solver.search import _run as solver_search
 
 TABLE_MB = 16.0  # the solver's visited-set memory per call: plenty for ``max_nodes``
 
 DEFAULT_MAX_NODES = 20_000
+TEACHERS = ("safe-greedy", "search")
+"""Who labels: the solver-backed greedy teacher of this module, or the search player
+(``agents/search/expert.py``: expert iteration)."""
 ON_REPEAT = ("greedy", "plan")
 """What the teacher labels in a position its game has met before (module docstring)."""
 MAX_TRIES = 8  # moves the teacher tries per position before it answers greedy's choice
 """Solver nodes per tried move. Seahaven positions are decided in ~2 ms on average at this
 budget; a move whose child stays undecided counts as not safe."""
-
-
-@dataclass
-class Episode:
-    """What :func:`teach_deal` returns for one deal: per position, the observation, the legal
-    mask, the teacher's label, whether the label is proven safe, and the action played; then the
-    outcome of the played game."""
-
-    deal: int
-    obs: np.ndarray  # (T, D) float32
-    masks: np.ndarray  # (T, N) bool
-    labels: np.ndarray  # (T,) int16: the teacher's action
-    safe: np.ndarray  # (T,) bool: the label keeps the position winnable (proven)
-    played: np.ndarray  # (T,) int16: the action played (the label, or the student's)
-    won: bool
-    solver_calls: int
 
 
 def prove(g: Game, max_nodes: int) -> tuple[str, list[int]]:
@@ -232,8 +220,6 @@ def teacher_orders(data: dict, game: str, options: dict | None = None,
     were tried and not shown winnable; the label was shown winnable when ``safe``; an unsafe
     position's first ``max_tries`` moves were all tried and failed. The winnability head of a
     ``heads="factored"`` network learns from these (:func:`agents.imitation.fit`)."""
-    from agents.dataset import game_starts  # (it imports this module)
-
     greedy = GreedyAgent(game, options)
     obs, masks, played, ep = data["obs"], data["masks"], data["played"], data["episode"]
     n = len(played)
@@ -338,7 +324,6 @@ def teach_chunk(task: dict) -> dict:
     of any other scheduler (a process pool, a Ray task): it needs nothing but its ``task``."""
     import time
 
-    from agents.dataset import write_shard
     from agents.play import VARIANTS
     from solitaire_gym.envs.core import EVAL_SPLIT_END
 
@@ -352,18 +337,26 @@ def teach_chunk(task: dict) -> dict:
     max_nodes = task.get("max_nodes", DEFAULT_MAX_NODES)
     stop_unsafe = task.get("stop_unsafe", 0)
     on_repeat = task.get("on_repeat", "greedy")
-    episodes = [
-        teach_deal(
-            game,
-            options,
-            EVAL_SPLIT_END + i,
-            student=student,
-            max_nodes=max_nodes,
-            stop_unsafe=stop_unsafe,
-            on_repeat=on_repeat,
-        )
-        for i in range(task["lo"], task["hi"])
-    ]
+    kind = task.get("teacher", "safe-greedy")
+    deals = [EVAL_SPLIT_END + i for i in range(task["lo"], task["hi"])]
+    if kind == "search":
+        from agents.search.expert import search_episodes
+
+        episodes = search_episodes(game, options, deals, nodes=task["nodes"], student=student,
+                                   stop_unsafe=stop_unsafe, seed=task.get("seed", 0))  # fmt: skip
+    else:
+        episodes = [
+            teach_deal(
+                game,
+                options,
+                d,
+                student=student,
+                max_nodes=max_nodes,
+                stop_unsafe=stop_unsafe,
+                on_repeat=on_repeat,
+            )
+            for d in deals
+        ]
     meta = {
         "variant": task["variant"],
         "game": game,
@@ -372,9 +365,11 @@ def teach_chunk(task: dict) -> dict:
         "student": str(task.get("student") or ""),
         "max_nodes": max_nodes,
         "stop_unsafe": stop_unsafe,
-        "teacher": "safe-greedy",
+        "teacher": kind,
         "on_repeat": on_repeat,
     }
+    if kind == "search":
+        meta["nodes"] = task["nodes"]
     from solitaire_gym.envs.observation import layout_id
 
     meta["layout_id"] = layout_id(EnvOptions.build(game, **options).variant.cfg)
@@ -425,6 +420,8 @@ def make_shards(
     max_nodes: int = DEFAULT_MAX_NODES,
     stop_unsafe: int = 0,
     on_repeat: str = "greedy",
+    teacher: str = "safe-greedy",
+    nodes: int = 256,
     chunk: int = 25,
     jobs: int = 1,
     progress: bool = True,
@@ -435,8 +432,10 @@ def make_shards(
     ``solitaire_gym.distributed``; the workers send their shards back and this process writes
     them, so a cluster needs no shared disk). Shards already there are kept (the same command
     resumes; a shard there made with another ``on_repeat`` is refused). ``stop_unsafe``,
-    ``on_repeat``: see :func:`teach_deal`. Returns the totals of the shards made now."""
-    from agents.dataset import read_meta  # (it imports this module)
+    ``on_repeat``: see :func:`teach_deal`. ``teacher`` (:data:`TEACHERS`): ``"search"`` labels
+    with the search player at ``nodes`` nodes per move instead of the solver (expert iteration:
+    ``agents/search/expert.py``; a chunk's deals are played as one batch). Returns the totals of
+    the shards made now."""
     from agents.play import VARIANTS
 
     if variant not in VARIANTS:
@@ -448,6 +447,10 @@ def make_shards(
             kind = "a positive" if least else "a non-negative"
             raise ValueError(f"{name} must be {kind} integer, not {v!r}")
     check_on_repeat(on_repeat)
+    if teacher not in TEACHERS:
+        raise ValueError(f"teacher must be one of {', '.join(TEACHERS)}, not {teacher!r}")
+    if not isinstance(nodes, int) or isinstance(nodes, bool) or not 1 <= nodes <= 1 << 20:
+        raise ValueError(f"nodes must be an integer in 1 … {1 << 20}, not {nodes!r}")
     if hi <= lo:
         raise ValueError(f"no deals in {lo} … {hi - 1}")
     out = Path(out)
@@ -456,15 +459,21 @@ def make_shards(
         b = min(hi, a + chunk)
         done = out / chunk_name(a, b)
         if done.exists():
-            theirs = read_meta(done).get("on_repeat", "greedy")
-            if theirs != on_repeat:
-                raise ValueError(f"{done} was made with on_repeat={theirs!r}, not "
-                                 f"{on_repeat!r}: write these shards to another folder")  # fmt: skip
+            meta = read_meta(done)
+            mine = {"on_repeat": on_repeat, "teacher": teacher}
+            if teacher == "search":
+                mine["nodes"] = nodes
+            for key, value in mine.items():
+                theirs = meta.get(key, {"on_repeat": "greedy", "teacher": "safe-greedy"}.get(key))
+                if theirs != value:
+                    raise ValueError(f"{done} was made with {key}={shown(theirs)}, not "
+                                     f"{value!r}: write these shards to another folder")  # fmt: skip
         else:
             tasks.append({"variant": variant, "lo": a, "hi": b, "out": str(out),
                           "student": str(student) if student else None,
                           "max_nodes": max_nodes, "stop_unsafe": stop_unsafe,
-                          "on_repeat": on_repeat})  # fmt: skip
+                          "on_repeat": on_repeat, "teacher": teacher,
+                          "nodes": nodes})  # fmt: skip
     totals = {"deals": 0, "positions": 0, "won": 0, "unsafe": 0, "solver_calls": 0}
     bar = None
     if progress:
@@ -476,6 +485,10 @@ def make_shards(
         # cache instead of each compiling them at the same time
         game, options = VARIANTS[variant]
         teach_deal(game, options, 0, max_steps=2, max_nodes=100)
+        if teacher == "search":
+            from agents.search.expert import search_episodes
+
+            search_episodes(game, options, [0], nodes=64, max_steps=2)
     pool = None
     if ray is not None:
         from solitaire_gym.distributed import map_chunks

@@ -41,7 +41,7 @@ import math
 
 import numpy as np
 
-from agents.base import Agent
+from agents.base import Agent, view_of
 from agents.greedy import GreedyAgent, obs_hashes
 from solitaire_gym.engine.information import copy_rows, redeal_unseen, unseen_counts
 from solitaire_gym.envs import kernels
@@ -140,15 +140,52 @@ class RolloutSearch(Agent):
 
     # ---- the decision ------------------------------------------------------------------------
     def _act(self, obs, masks, starts, active, view) -> np.ndarray:
+        out, _ = self._decide(obs, masks, starts, active, view)
+        self.played(obs, masks, out, active)
+        return out
+
+    def label(self, obs: np.ndarray, masks: np.ndarray, *, starts: np.ndarray,
+              active: np.ndarray, view) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
+        """The search's move for each ``active`` game, and whether a copy of the game was won
+        after it (``True`` for a forced move), without playing it: the expert of expert
+        iteration (``agents/search/expert.py``) labels positions that another player plays.
+        Call :meth:`played` with the move actually played before the env steps. The arrays are
+        the env's batch (``obs`` (B, D), ``masks`` (B, N), ``starts`` and ``active`` (B,));
+        ``view`` the env or a :class:`~agents.base.GameView`."""
+        masks = np.asarray(masks).astype(bool, copy=False)
+        obs = np.asarray(obs, np.float32)
+        b = masks.shape[0] if masks.ndim == 2 else -1
+        if (
+            obs.ndim != 2
+            or obs.shape[0] != b
+            or np.shape(starts) != (b,)
+            or np.shape(active) != (b,)
+        ):
+            raise ArgumentError(
+                "label takes a batch: obs (B, D), masks (B, N), starts and active (B,); got "
+                f"{obs.shape}, {masks.shape}, {np.shape(starts)}, {np.shape(active)}"
+            )
+        return self._decide(obs, masks, np.asarray(starts, bool), np.asarray(active, bool),
+                            view_of(view))  # fmt: skip
+
+    def played(self, obs: np.ndarray, masks: np.ndarray, actions: np.ndarray,
+               active: np.ndarray) -> None:  # fmt: skip
+        """Remember that the ``active`` games played ``actions`` from ``obs``: the candidates'
+        order follows the real game (greedy's memory of the moves played from each position)."""
+        playing = np.asarray(active, bool) & np.asarray(masks).any(axis=1)
+        self._order.commit(obs, masks, np.asarray(actions, np.int64), playing)
+
+    def _decide(self, obs, masks, starts, active, view) -> tuple[np.ndarray, np.ndarray]:
         if view.options.variant != self.opts.variant or view.options.action_mode != "move":
             raise ValueError(
                 f"{self.name} searches {self.opts.variant.tag} with action ids of moves; the env "
                 f"plays {view.options.variant.tag} with action_mode={view.options.action_mode!r}"
             )
         out = np.zeros(len(masks), np.int64)
+        wins = np.zeros(len(masks), bool)
         rows = np.flatnonzero(np.asarray(active, bool) & masks.any(axis=1))
         if rows.size == 0:
-            return out
+            return out, wins
         for r in np.flatnonzero(starts):
             self.visited.pop(int(r), None)
         obs_rows = np.ascontiguousarray(obs[rows], np.float32)
@@ -165,15 +202,19 @@ class RolloutSearch(Agent):
         playing[rows] = True
         prefs = self._order.preferences(obs, masks, starts, playing)[rows]
         visited = [self.visited[int(r)] for r in rows]
-        out[rows] = self._choose(view.state, rows, prefs, self.level, self.nodes, rngs, visited)
-        self._order.commit(obs, masks, out, playing)
+        won = np.ones(rows.size, bool)
+        out[rows] = self._choose(view.state, rows, prefs, self.level, self.nodes, rngs, visited,
+                                 won)  # fmt: skip
+        wins[rows] = won
         self.decisions += rows.size
-        return out
+        return out, wins
 
-    def _choose(self, src, rows, prefs, level, nodes, rngs, visited) -> np.ndarray:
+    def _choose(self, src, rows, prefs, level, nodes, rngs, visited, won=None) -> np.ndarray:
         """The move for each game ``rows`` of state ``src``; ``prefs`` their priorities. At the
         root (``rngs`` given) the copies' unseen cards are dealt anew; inside a level-2 rollout
-        the copy is searched as it is (it is a sample already)."""
+        the copy is searched as it is (it is a sample already). ``won`` (optional, one per game)
+        receives whether a copy was won after the move chosen (left as it is for a forced
+        move)."""
         orders = [np.flatnonzero(np.isfinite(p)) for p in prefs]
         orders = [o[np.argsort(-prefs[i, o], kind="stable")] for i, o in enumerate(orders)]
         hidden = unseen_counts(src, rows) if rngs is not None else np.zeros(rows.size, np.int64)
@@ -190,7 +231,7 @@ class RolloutSearch(Agent):
             need = 0 if i is None else plans[i][0] * plans[i][1]
             if group and (i is None or size + need > MAX_ROWS):
                 self._search_group(src, rows, group, orders, plans, level, rngs, hidden, visited,
-                                   out)  # fmt: skip
+                                   out, won)  # fmt: skip
                 group, size = [], 0
             if i is not None:
                 group.append(i)
@@ -198,9 +239,10 @@ class RolloutSearch(Agent):
         return out
 
     def _search_group(self, src, rows, group, orders, plans, level, rngs, hidden, visited,
-                      out) -> None:  # fmt: skip
+                      out, won=None) -> None:  # fmt: skip
         """Search the games ``group`` (indices into ``rows``) on one batch of copies: ``hidden``
-        their unseen cards (dealt anew at the root), ``out`` receives their moves."""
+        their unseen cards (dealt anew at the root), ``out`` receives their moves and ``won``
+        (if given) whether a copy was won after each."""
         # the copies: game i, candidate j, determinization k
         game_of, first = [], []
         for i in group:
@@ -261,5 +303,8 @@ class RolloutSearch(Agent):
         for i in group:
             c, k = plans[i][0], plans[i][1]
             v = value[start : start + c * k].reshape(c, k).mean(axis=1)
-            out[i] = orders[i][int(np.argmax(v))]
+            best = int(np.argmax(v))
+            out[i] = orders[i][best]
+            if won is not None:
+                won[i] = bool(core.won[start + best * k : start + (best + 1) * k].any())
             start += c * k
