@@ -12,7 +12,7 @@ depends on it (``benchmarks/bench_launch.py``, 2 cores):
 * ``omp`` with ``OMP_WAIT_POLICY=PASSIVE`` (threads sleep between launches): 60–70 µs idle,
   100–120 µs on average (median 40–45 µs) with every core busy;
 * ``workqueue``: 105–115 µs idle, 145–185 µs on average (median 60–90 µs) busy, and a slower
-  step besides (README, "Speed").
+  step besides (docs/speed.md).
 
 So the first launch made through :func:`num_threads` starts the OpenMP threads with
 ``OMP_WAIT_POLICY=PASSIVE`` unless that variable is set: it is set only while the runtime reads

@@ -55,7 +55,7 @@ class SolitaireVectorEnv(VectorEnv):
     the package starts its threads with ``OMP_WAIT_POLICY=PASSIVE`` unless that is set
     (``engine/threads.py``): launches then cost 60–70 µs, and stay fast on cores that other
     processes keep busy. On dedicated cores ``OMP_WAIT_POLICY=ACTIVE`` launches in ~15 µs
-    (README, "Speed").
+    (docs/speed.md).
     """
 
     metadata: ClassVar[dict[str, Any]] = {
