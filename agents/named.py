@@ -13,47 +13,82 @@ for.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import NamedTuple
 
 from agents.base import Agent, RandomAgent
 from agents.play import VARIANTS
 
-POLICY_NAMES = ("random", "greedy", "learned", "search", "solver")
+POLICY_NAMES = ("random", "greedy", "learned", "search", "puct", "solver")
 """The players with a name; a path to a policy checkpoint (``.npz``) is accepted as well, and
-``search@N`` (``N`` nodes per move) or ``search@N-l2`` (nested level 2) for another budget of the
-search player (:func:`search_budget`)."""
+``search@N`` (``N`` nodes per move), ``search@N-l2`` (nested level 2) and ``search@N-v`` (valued by
+the value network) for other budgets of the search player (:func:`search_budget`); ``puct@N`` the
+tree search at ``N`` nodes per move (:func:`puct_budget`)."""
+
+PUCT_NODES = 256
+"""The tree search's budget by its bare name ``puct``."""
 
 
-def search_budget(name: str) -> tuple[int, int] | None:
-    """``(nodes, level)`` of a search player's name: ``search`` is the shipped budget
+class SearchBudget(NamedTuple):
+    """What a search player's name asks for: nodes per move, nested level, and whether rollouts
+    are valued by the variant's committed value network."""
+
+    nodes: int
+    level: int
+    value: bool = False
+
+
+def search_budget(name: str) -> SearchBudget | None:
+    """The :class:`SearchBudget` of a search player's name: ``search`` is the shipped budget
     (``agents.search.DEFAULT_NODES``, level 1), ``search@256`` 256 nodes per move, ``search@256-l2``
-    the same at level 2; None for a name that is not the search player's. A malformed budget
-    raises ``ValueError`` naming it."""
+    the same at level 2, a ``-v`` at the end (``search@256-v``, ``search@256-l2-v``) values the
+    rollouts with the value network (``agents/search/value.py``); None for a name that is not the
+    search player's. A malformed budget raises ``ValueError`` naming it."""
     if not isinstance(name, str) or not (name == "search" or name.startswith("search@")):
         return None
     from agents.search.rollouts import DEFAULT_NODES, MAX_LEVEL, MAX_NODES
 
     if name == "search":
-        return DEFAULT_NODES, 1
-    spec = name[len("search@") :]
-    nodes, _, level = spec.partition("-l")
-    ok = nodes.isascii() and nodes.isdigit() and len(nodes) <= 8
-    ok = ok and (level == "" or (level.isascii() and level.isdigit() and len(level) == 1))
-    if ok and "-l" in spec and not level:
-        ok = False
+        return SearchBudget(DEFAULT_NODES, 1)
+    nodes, *flags = name[len("search@") :].split("-")
+    value = flags[-1:] == ["v"]
+    if value:
+        flags.pop()
+    level = flags[0][1:] if len(flags) == 1 and flags[0].startswith("l") else ""
+    ok = nodes.isascii() and nodes.isdigit() and len(nodes) <= 8 and len(flags) <= 1
+    ok = ok and (not flags or (level.isascii() and level.isdigit() and len(level) == 1))
     n = int(nodes) if ok else 0
     lv = int(level) if ok and level else 1
     if not ok or not 1 <= n <= MAX_NODES or not 1 <= lv <= MAX_LEVEL:
         raise ValueError(
             f"bad search budget {name[:40]!r}: use search, search@N (N in 1 … {MAX_NODES} nodes "
-            f"per move) or search@N-lL (L in 1 … {MAX_LEVEL})"
+            f"per move), search@N-lL (L in 1 … {MAX_LEVEL}), and -v at the end for the value "
+            "network"
         )
-    return n, lv
+    return SearchBudget(n, lv, value)
+
+
+def puct_budget(name: str) -> int | None:
+    """Nodes per move of a tree search's name (``puct``: :data:`PUCT_NODES`, ``puct@N``); None
+    for another name; a malformed budget raises ``ValueError`` naming it."""
+    if not isinstance(name, str) or not (name == "puct" or name.startswith("puct@")):
+        return None
+    if name == "puct":
+        return PUCT_NODES
+    nodes = name[len("puct@") :]
+    if (
+        not (nodes.isascii() and nodes.isdigit() and len(nodes) <= 8)
+        or not 1 <= int(nodes) <= 1 << 20
+    ):
+        raise ValueError(
+            f"bad tree search budget {name[:40]!r}: use puct or puct@N (N in 1 … {1 << 20})"
+        )
+    return int(nodes)
 
 
 def is_policy_name(name: str) -> bool:
-    """Whether ``name`` names a player (:data:`POLICY_NAMES` or a search budget); a malformed
-    search budget raises ``ValueError``."""
-    return name in POLICY_NAMES or search_budget(name) is not None
+    """Whether ``name`` names a player (:data:`POLICY_NAMES`, a search or tree search budget); a
+    malformed budget raises ``ValueError``."""
+    return name in POLICY_NAMES or search_budget(name) is not None or puct_budget(name) is not None
 
 
 def make_agent(
@@ -69,7 +104,9 @@ def make_agent(
 
     ``policy`` is one of :data:`POLICY_NAMES` (``learned``: the committed policy network of the
     variant, :func:`agents.policy.learned_agent`; ``search``: the search player,
-    :class:`agents.search.RolloutSearch`, at its shipped budget, or ``search@N``), or the path of a policy checkpoint
+    :class:`agents.search.RolloutSearch`, at its shipped budget, or ``search@N``; ``puct``: the
+    tree search, :class:`agents.search.tree.TreeSearch`, with the committed policy and value
+    networks of the variant), or the path of a policy checkpoint
     (:func:`agents.policy.load_policy`; a bad file raises
     :class:`agents.policy.CheckpointError`). ``seed`` seeds the random player; the solver's
     budget is per game and ``solver_cache`` (a dict) keeps its solutions between games.
@@ -96,13 +133,28 @@ def make_agent(
     if budget is not None:
         from agents.search import RolloutSearch
 
-        nodes, level = budget
-        return RolloutSearch(game, options, nodes=nodes, level=level, seed=seed, name=str(policy))
+        value = None
+        if budget.value:
+            from agents.search.value import committed_value
+
+            value = committed_value(variant)
+        return RolloutSearch(game, options, nodes=budget.nodes, level=budget.level, seed=seed,
+                             value=value, name=str(policy))  # fmt: skip
+    nodes = puct_budget(str(policy))
+    if nodes is not None:
+        from agents.policy import learned_agent
+        from agents.search.tree import TreeSearch
+        from agents.search.value import committed_value
+
+        value = committed_value(variant)
+        prior = learned_agent(variant, game=game, options=options)
+        return TreeSearch(game, options, policy=prior, value=value, nodes=nodes, seed=seed,
+                          name=str(policy))  # fmt: skip
     if policy == "solver":
         from agents.solver_agent import SolverAgent
 
         return SolverAgent(max_seconds=solver_seconds, max_nodes=solver_nodes, cache=solver_cache)
     raise ValueError(
-        f"unknown policy {policy!r}: use {', '.join(POLICY_NAMES)}, search@N or a policy "
-        "checkpoint (.npz)"
+        f"unknown policy {policy!r}: use {', '.join(POLICY_NAMES)}, search@N, puct@N or a "
+        "policy checkpoint (.npz)"
     )

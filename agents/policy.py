@@ -664,7 +664,7 @@ def _checkpoint_path(path: str | os.PathLike[str]) -> Path:
     return Path(path)
 
 
-def _read_weight(z: Npz, name: str, what: str, like) -> np.ndarray:
+def read_weight(z: Npz, name: str, what: str, like) -> np.ndarray:
     """The weight stored as array ``name`` of ``z``, for the parameter tensor ``like``: its
     header must declare ``like``'s shape and dtype (either byte order) before any data is read,
     and its values must be finite; a :class:`CheckpointError` naming ``what`` otherwise. Returns
@@ -692,22 +692,22 @@ def _byte_string(shape, dtype) -> str:
     return ""
 
 
-def read_meta_record(path: str | os.PathLike[str]) -> dict[str, Any]:
-    """The JSON record of a policy checkpoint as it is stored (a JSON object; nothing else
-    checked), read header first (:mod:`agents.npz`): at most :data:`MAX_META_BYTES`, strict
-    ASCII JSON."""
+def read_meta_record(path: str | os.PathLike[str], kind: str = "policy") -> dict[str, Any]:
+    """The JSON record of a ``kind`` checkpoint (``"policy"``, ``"value"``) as it is stored (a
+    JSON object; nothing else checked), read header first (:mod:`agents.npz`): at most
+    :data:`MAX_META_BYTES`, strict ASCII JSON."""
     path = _checkpoint_path(path)
     if not path.is_file():
-        raise CheckpointError(f"no policy checkpoint at {path}")
+        raise CheckpointError(f"no {kind} checkpoint at {path}")
     with Npz(path, CheckpointError) as z:
         if "meta" not in z.names:
-            raise CheckpointError(f"{path} is not a policy checkpoint: it has no metadata")
+            raise CheckpointError(f"{path} is not a {kind} checkpoint: it has no metadata")
         raw = z.read("meta", MAX_META_BYTES, _byte_string, f"{path}: its metadata")
     try:
         meta = strict_json(raw.tobytes().decode("ascii"))
     except (UnicodeDecodeError, FileFormatError) as e:
         raise CheckpointError(
-            f"{path} is not a policy checkpoint (its metadata: {shown(str(e), 120)})"
+            f"{path} is not a {kind} checkpoint (its metadata: {shown(str(e), 120)})"
         ) from None
     if not isinstance(meta, dict):
         raise CheckpointError(f"{path} is not a {FORMAT} checkpoint")
@@ -778,7 +778,7 @@ def load_policy(
                 f"({shown(sorted(names ^ set(state))[:3], 200)} ...)"
             )
         for k, v in state.items():
-            w = _read_weight(z, f"w/{k}", f"{path}: weight {k!r}", v)
+            w = read_weight(z, f"w/{k}", f"{path}: weight {k!r}", v)
             state[k] = torch.from_numpy(w)
     net.load_state_dict(state)
     return PolicyAgent(net, meta, name=name, deterministic=deterministic, seed=seed)

@@ -74,7 +74,7 @@ BATCH = 256
 """Games played together (``play_deals``' batch size); Ray tasks are cut at multiples of it, so
 that a sampling policy, whose generator restarts with every batch, plays the same games."""
 
-POLICY_ORDER = ("random", "greedy", "learned", "ppo", "search", "solver")
+POLICY_ORDER = ("random", "greedy", "learned", "ppo", "search", "puct", "solver")
 
 EPISODE_FIELDS = ("variant", "policy", *EpisodeResult("", 0, False, 0, 0, 0, "", 0).to_dict())
 """The columns of ``episodes.csv``: the variant, the policy and an ``EpisodeResult``."""
@@ -501,7 +501,7 @@ def evaluate(args) -> dict:
             raise SystemExit(f"evaluate.py: {e}") from None
         if not known:
             raise SystemExit(f"evaluate.py: unknown policy {p!r} ({', '.join(POLICY_NAMES)}, "
-                             "search@N; other checkpoints with --ppo)")  # fmt: skip
+                             "search@N, puct@N; other checkpoints with --ppo)")  # fmt: skip
     if "solver" in policies:
         from agents.solver_agent import solver_available
 
@@ -823,7 +823,9 @@ def build_parser() -> argparse.ArgumentParser:
         default="random,greedy,solver",
         help="comma-separated: random, greedy, learned (the committed policy network of each "
         "variant, agents/checkpoints/), search (the search player at its shipped budget; "
-        "search@N for N nodes per move, search@N-l2 for nested level 2), solver (default: "
+        "search@N for N nodes per move, search@N-l2 for nested level 2, search@N-v valued by "
+        "the value network), puct (the tree search with the policy and value networks; "
+        "puct@N), solver (default: "
         "random, greedy, solver)",
     )
     p.add_argument(

@@ -146,12 +146,25 @@ def test_search_beats_greedy_on_seahaven():
 
 
 def test_search_names():
-    assert search_budget("search") == (DEFAULT_NODES, 1)
-    assert search_budget("search@64") == (64, 1)
-    assert search_budget("search@64-l2") == (64, 2)
+    assert search_budget("search") == (DEFAULT_NODES, 1, False)
+    assert search_budget("search@64") == (64, 1, False)
+    assert search_budget("search@64-l2") == (64, 2, False)
+    assert search_budget("search@64-v") == (64, 1, True)
+    assert search_budget("search@64-l2-v") == (64, 2, True)
     assert search_budget("greedy") is None
     assert is_policy_name("search@16") and not is_policy_name("greedier")
-    for bad in ("search@", "search@0", "search@x", "search@64-l3", "search@64-l", "search@٣"):
+    for bad in (
+        "search@",
+        "search@0",
+        "search@x",
+        "search@64-l3",
+        "search@64-l",
+        "search@64-v-l2",
+        "search@64-vv",
+        "search@64-l2-l2",
+        "search@64--v",
+        "search@٣",
+    ):
         with pytest.raises(ValueError, match="bad search budget"):
             search_budget(bad)
     agent = make_agent("search@16-l2", "TF1-D1N")

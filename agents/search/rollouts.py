@@ -20,7 +20,8 @@ the copy's cards are a sample already), each with ``n₁ = ⌊√(P − 1)⌋`` 
 nodes per candidate and copy, for ``(P − 1) // (n₁ + 1)`` moves.
 
 **Values.** A rollout's value is 1 when its copy is won, else half the share of cards on the
-foundations. A candidate's value is its mean over the copies; the best candidate is played, ties
+foundations, or, with a value network (``value``; names ``search@N-v``), the network's estimate
+that its last position is winnable (0 when stuck: ``agents/search/value.py``). A candidate's value is its mean over the copies; the best candidate is played, ties
 to the greedy order.
 
 **Circles.** The candidates are taken in the greedy player's order *with its memory of the
@@ -86,21 +87,28 @@ def _check(name: str, value, low: int, high: int) -> int:
 class RolloutSearch(Agent):
     """Nested rollouts (module docstring) for ``game`` with ``options``: ``nodes`` per move,
     ``level`` 1 or 2, up to ``samples`` determinizations per decision where cards are hidden,
-    random choices from ``seed``. ``nodes_spent`` and ``decisions`` count the search's work
-    (since the agent was made)."""
+    random choices from ``seed``; ``value`` (a :class:`~agents.search.value.ValueFunction`, or
+    None) values the rollouts that end unwon by the network instead of the cards home.
+    ``nodes_spent`` and ``decisions`` count the search's work (since the agent was made)."""
 
     uses = "information"
 
     def __init__(self, game: str, options: dict | None = None, *, nodes: int = DEFAULT_NODES,
                  level: int = 1, samples: int = DEFAULT_SAMPLES, seed: int = 0,
-                 name: str | None = None) -> None:  # fmt: skip
+                 value=None, name: str | None = None) -> None:  # fmt: skip
         self.nodes = _check("nodes", nodes, 1, MAX_NODES)
         self.level = _check("level", level, 1, MAX_LEVEL)
         self.samples = _check("samples", samples, 1, 256)
         self.seed = _check("seed", seed, 0, 2**63 - 1)
         self.opts = EnvOptions.build(game, **(options or {}), split="eval")
         self.game = game
-        self.name = name or (f"search@{nodes}" + (f"-l{level}" if level != 1 else ""))
+        if value is not None and not callable(value):
+            raise ArgumentError(
+                f"value must be a value network (callable) or None, not {shown(value)}"
+            )
+        self.value = value
+        suffix = (f"-l{level}" if level != 1 else "") + ("-v" if value is not None else "")
+        self.name = name or f"search@{nodes}{suffix}"
         self.n_cards = self.opts.variant.n_cards
         self._rollout = GreedyAgent(game, options, memory=2 * MAX_DEPTH + 16)
         self._ranker = GreedyAgent(game, options, memory=16)  # priorities only: never records
@@ -296,8 +304,11 @@ class RolloutSearch(Agent):
             core.step(act)
             steps[playing] += 1
             playing &= ~core.won & (core.counts > 0) & (steps < depth)
-        found = core.foundation_cards()
-        value = np.where(core.won, 1.0, 0.5 * found / self.n_cards) - CIRCLE_PENALTY * circle
+        if self.value is None:
+            leaf = 0.5 * core.foundation_cards() / self.n_cards
+        else:
+            leaf = np.where(core.counts > 0, self.value(core.obs), 0.0)
+        value = np.where(core.won, 1.0, leaf) - CIRCLE_PENALTY * circle
         self.nodes_spent += spent
         start = 0
         for i in group:
