@@ -17,6 +17,11 @@ A run (``experiments/imitate.py CONFIG``) goes:
    round's network starts from the previous round's weights instead of afresh, and trains for
    ``dagger.epochs`` epochs (0: ``train.epochs``), on everything as before.
 
+**Expert iteration** (``teacher.kind: search``): the search player at ``teacher.nodes`` nodes per
+move labels instead of the solver (``agents/search/expert.py``): its own games in round 0, the
+student's in the DAgger rounds, blind to hidden cards. ``init`` (a checkpoint of the same
+architecture) starts round 0 from its weights, e.g. the committed solver-taught policy.
+
 After each training the network plays the validation deals (evaluation split from ``2^19``,
 never the final evaluation deals ``0 …``) deterministically; the checkpoint with the most wins
 is kept as ``best.npz``. Every stage writes its outputs before the next starts and is skipped

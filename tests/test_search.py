@@ -80,18 +80,15 @@ def test_row_skip_leaves_the_row_alone():
     assert (core.obs[1] == -1.0).all()
 
 
-@pytest.mark.parametrize("tag", HIDDEN)
-def test_search_is_blind_to_hidden_cards(tag):
+def assert_blind(agent, tag: str, steps: int) -> None:
     """Move after move, the game is copied with its hidden cards dealt otherwise (the same
-    observation, the same history): the search picks the same move in both; the two games
-    really differ in their hidden cards."""
+    observation, the same history): ``agent`` picks the same move in both; the two games really
+    differ in their hidden cards."""
     core = _core(tag, 2)
     core.deal(np.arange(2), np.array([11, 11]))
-    game, options = VARIANTS[tag]
-    agent = RolloutSearch(game, options, nodes=48, seed=3)
     agent.reset(2)
     starts = np.ones(2, bool)
-    for step in range(12):
+    for step in range(steps):
         copy_rows(core.state, [1], core.state, [0])
         redeal_unseen(core.state, [1], np.random.default_rng(100 + step))
         core.refresh(np.arange(2))
@@ -104,6 +101,12 @@ def test_search_is_blind_to_hidden_cards(tag):
         starts[:] = False
         assert act[0] == act[1]
         core.step(np.array([act[0], kernels.ROW_SKIP], np.int64))
+
+
+@pytest.mark.parametrize("tag", HIDDEN)
+def test_search_is_blind_to_hidden_cards(tag):
+    game, options = VARIANTS[tag]
+    assert_blind(RolloutSearch(game, options, nodes=48, seed=3), tag, 12)
 
 
 def test_search_is_deterministic_and_independent_of_its_batch():

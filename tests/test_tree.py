@@ -3,20 +3,18 @@ network at the leaves; blind to hidden cards, deterministic, within its budget, 
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
 torch = pytest.importorskip("torch")
 
+from test_search import assert_blind  # noqa: E402
+
 from agents import make_agent, play_deals  # noqa: E402
-from agents.base import GameView  # noqa: E402
 from agents.named import PUCT_NODES, is_policy_name, puct_budget  # noqa: E402
 from agents.play import VARIANTS  # noqa: E402
 from agents.policy import learned_agent  # noqa: E402
 from agents.search.tree import TreeSearch  # noqa: E402
 from agents.search.value import ValueFunction, build_value_net  # noqa: E402
-from solitaire_gym.engine.information import copy_rows, redeal_unseen  # noqa: E402
-from solitaire_gym.envs import kernels  # noqa: E402
 from solitaire_gym.envs.core import EnvCore, EnvOptions  # noqa: E402
 from solitaire_gym.errors import ArgumentError  # noqa: E402
 
@@ -35,23 +33,7 @@ def _tree(tag: str, nodes: int, seed: int = 0) -> TreeSearch:
 
 @pytest.mark.parametrize("tag", ["TF1-D1N", "DS1-D3N"])
 def test_tree_search_is_blind_to_hidden_cards(tag):
-    game, options = VARIANTS[tag]
-    core = EnvCore(EnvOptions.build(game, **options, split="eval"), 2)
-    core.deal(np.arange(2), np.array([11, 11]))
-    agent = _tree(tag, 40, seed=3)
-    agent.reset(2)
-    starts = np.ones(2, bool)
-    for step in range(8):
-        copy_rows(core.state, [1], core.state, [0])
-        redeal_unseen(core.state, [1], np.random.default_rng(100 + step))
-        core.refresh(np.arange(2))
-        assert np.array_equal(core.obs[0], core.obs[1])
-        if not core.masks[0].any():
-            break
-        act = agent.act(core.obs, core.masks, starts=starts, view=GameView(core))
-        starts[:] = False
-        assert act[0] == act[1]
-        core.step(np.array([act[0], kernels.ROW_SKIP], np.int64))
+    assert_blind(_tree(tag, 40, seed=3), tag, 8)
 
 
 def test_tree_search_is_deterministic_within_budget_and_batch_free():

@@ -2,10 +2,15 @@
 
 - :class:`~agents.search.rollouts.RolloutSearch`: nested rollouts of the greedy player (levels 1
   and 2), a budget in nodes per move, determinizations where cards are hidden
-  (``agents/search/rollouts.py``).
+  (``agents/search/rollouts.py``); with a value network its rollouts are valued by it.
+- :class:`~agents.search.tree.TreeSearch`: PUCT with the policy network as prior and the value
+  network at the leaves (``agents/search/tree.py``).
+- ``agents/search/value.py``: the value network (solver labels, training, checkpoints).
+- ``agents/search/expert.py``: the search player as the expert of expert iteration.
 
 ``agents.make_agent("search", variant)`` builds the shipped player (``search@256``);
-``"search@N"`` another budget, ``"search@N-l2"`` the nested level 2.
+``"search@N"`` another budget, ``"search@N-l2"`` the nested level 2, ``"search@N-v"`` rollouts
+valued by the committed value network, ``"puct@N"`` the tree search.
 """
 
 from agents.search.rollouts import DEFAULT_NODES, RolloutSearch, plan

@@ -42,11 +42,11 @@ import math
 
 import numpy as np
 
-from agents.base import Agent, view_of
+from agents.base import view_of
 from agents.greedy import GreedyAgent, obs_hashes
+from agents.search.base import EngineSearch
 from solitaire_gym.engine.information import copy_rows, redeal_unseen, unseen_counts
 from solitaire_gym.envs import kernels
-from solitaire_gym.envs.core import EnvCore, EnvOptions
 from solitaire_gym.errors import ArgumentError, is_int, shown
 
 DEFAULT_NODES = 256
@@ -84,14 +84,12 @@ def _check(name: str, value, low: int, high: int) -> int:
     return int(value)
 
 
-class RolloutSearch(Agent):
+class RolloutSearch(EngineSearch):
     """Nested rollouts (module docstring) for ``game`` with ``options``: ``nodes`` per move,
     ``level`` 1 or 2, up to ``samples`` determinizations per decision where cards are hidden,
     random choices from ``seed``; ``value`` (a :class:`~agents.search.value.ValueFunction`, or
     None) values the rollouts that end unwon by the network instead of the cards home.
     ``nodes_spent`` and ``decisions`` count the search's work (since the agent was made)."""
-
-    uses = "information"
 
     def __init__(self, game: str, options: dict | None = None, *, nodes: int = DEFAULT_NODES,
                  level: int = 1, samples: int = DEFAULT_SAMPLES, seed: int = 0,
@@ -100,47 +98,23 @@ class RolloutSearch(Agent):
         self.level = _check("level", level, 1, MAX_LEVEL)
         self.samples = _check("samples", samples, 1, 256)
         self.seed = _check("seed", seed, 0, 2**63 - 1)
-        self.opts = EnvOptions.build(game, **(options or {}), split="eval")
-        self.game = game
         if value is not None and not callable(value):
             raise ArgumentError(
                 f"value must be a value network (callable) or None, not {shown(value)}"
             )
         self.value = value
         suffix = (f"-l{level}" if level != 1 else "") + ("-v" if value is not None else "")
-        self.name = name or f"search@{nodes}{suffix}"
+        self._setup(game, options, name or f"search@{nodes}{suffix}")
         self.n_cards = self.opts.variant.n_cards
         self._rollout = GreedyAgent(game, options, memory=2 * MAX_DEPTH + 16)
         self._ranker = GreedyAgent(game, options, memory=16)  # priorities only: never records
         self._order = GreedyAgent(game, options)  # the real games' order, with greedy's memory
-        self._cores: dict[tuple[int, int], EnvCore] = {}
-        self.visited: dict[int, set[int]] = {}
-        self.nodes_spent = 0
-        self.decisions = 0
-
-    def check_env(self, game: str, options: dict | None = None) -> None:
-        variant = EnvOptions.build(game, **(options or {})).variant
-        if variant != self.opts.variant:
-            raise ValueError(
-                f"{self.name} searches {self.opts.variant.tag}, not {variant.tag}: make it for "
-                "the game it plays"
-            )
 
     def reset(self, n: int | None = None) -> None:
-        self.visited = {}
+        super().reset(n)
         self._order.reset(n)
 
     # ---- simulation batches ------------------------------------------------------------------
-    def _core(self, level: int, n: int) -> EnvCore:
-        """A batch of ``n`` copies for a search at ``level`` (each level has its own: a level-2
-        rollout's copies stay while its inner searches run)."""
-        core = self._cores.get((level, n))
-        if core is None:
-            if len(self._cores) > 16:
-                self._cores.clear()
-            core = self._cores[level, n] = EnvCore(self.opts, n)
-        return core
-
     def _priorities(self, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
         """The greedy player's priorities (higher first, ``-inf`` where illegal)."""
         b = masks.shape[0]
@@ -184,26 +158,12 @@ class RolloutSearch(Agent):
         self._order.commit(obs, masks, np.asarray(actions, np.int64), playing)
 
     def _decide(self, obs, masks, starts, active, view) -> tuple[np.ndarray, np.ndarray]:
-        if view.options.variant != self.opts.variant or view.options.action_mode != "move":
-            raise ValueError(
-                f"{self.name} searches {self.opts.variant.tag} with action ids of moves; the env "
-                f"plays {view.options.variant.tag} with action_mode={view.options.action_mode!r}"
-            )
         out = np.zeros(len(masks), np.int64)
         wins = np.zeros(len(masks), bool)
         rows = np.flatnonzero(np.asarray(active, bool) & masks.any(axis=1))
+        _, rngs = self._stand(obs, starts, rows, view)
         if rows.size == 0:
             return out, wins
-        for r in np.flatnonzero(starts):
-            self.visited.pop(int(r), None)
-        obs_rows = np.ascontiguousarray(obs[rows], np.float32)
-        hashes = obs_hashes(obs_rows)
-        moves = view.state.moves[rows]
-        rngs = []
-        for i, r in enumerate(rows):
-            seen = self.visited.setdefault(int(r), set())
-            seen.add(int(hashes[i]))
-            rngs.append(np.random.default_rng([self.seed, int(hashes[i]), int(moves[i])]))
         # the greedy player's order in the real game: the moves least played from this very
         # position first (its memory of the game), then its priorities
         playing = np.zeros(len(masks), bool)
@@ -259,7 +219,7 @@ class RolloutSearch(Agent):
             first += [int(orders[i][j]) for j in range(c) for _ in range(k)]
         game_of = np.array(game_of, np.int64)
         n = game_of.size
-        core = self._core(level, n)
+        core = self._batch(level, n)
         copy_rows(core.state, np.arange(n), src, rows[game_of])
         if rngs is not None:  # deal the unseen cards anew: copy k of every candidate alike
             start = 0

@@ -37,11 +37,11 @@ import math
 
 import numpy as np
 
-from agents.base import Agent
 from agents.greedy import obs_hashes
+from agents.search.base import EngineSearch
 from solitaire_gym.engine.information import copy_rows, redeal_unseen, unseen_counts
 from solitaire_gym.envs import kernels
-from solitaire_gym.envs.core import EnvCore, EnvOptions
+from solitaire_gym.envs.core import EnvCore
 from solitaire_gym.errors import ArgumentError, is_int, shown
 
 DEFAULT_C = 1.5
@@ -83,13 +83,11 @@ def _softmax_rows(scores: np.ndarray, masks: np.ndarray) -> list[tuple[np.ndarra
     return out
 
 
-class TreeSearch(Agent):
+class TreeSearch(EngineSearch):
     """PUCT (module docstring) for ``game`` with ``options``: ``nodes`` per move, ``policy`` a
     :class:`~agents.policy.PolicyAgent` (its scores are the priors), ``value`` a
     :class:`~agents.search.value.ValueFunction`, exploration ``c``, random choices from ``seed``.
     ``nodes_spent`` and ``decisions`` count its work."""
-
-    uses = "information"
 
     def __init__(self, game: str, options: dict | None = None, *, policy, value,
                  nodes: int = 256, c: float = DEFAULT_C, seed: int = 0,
@@ -102,34 +100,10 @@ class TreeSearch(Agent):
             raise ArgumentError(f"seed must be a non-negative integer, not {shown(seed)}")
         if not hasattr(policy, "scores") or not callable(value):
             raise ArgumentError("policy must be a policy network and value a value network")
-        self.opts = EnvOptions.build(game, **(options or {}), split="eval")
         policy.check_env(game, options)
         self.policy, self.value = policy, value
         self.nodes, self.c, self.seed = int(nodes), float(c), int(seed)
-        self.name = name or f"puct@{nodes}"
-        self._cores: dict[int, EnvCore] = {}
-        self.visited: dict[int, set[int]] = {}
-        self.nodes_spent = 0
-        self.decisions = 0
-
-    def check_env(self, game: str, options: dict | None = None) -> None:
-        variant = EnvOptions.build(game, **(options or {})).variant
-        if variant != self.opts.variant:
-            raise ValueError(
-                f"{self.name} searches {self.opts.variant.tag}, not {variant.tag}: make it for "
-                "the game it plays"
-            )
-
-    def reset(self, n: int | None = None) -> None:
-        self.visited = {}
-
-    def _core(self, n: int) -> EnvCore:
-        core = self._cores.get(n)
-        if core is None:
-            if len(self._cores) > 8:
-                self._cores.clear()
-            core = self._cores[n] = EnvCore(self.opts, n)
-        return core
+        self._setup(game, options, name or f"puct@{nodes}")
 
     def _evaluate(self, core: EnvCore, rows: np.ndarray, prev: np.ndarray):
         """Values and (moves, priors) of the positions in ``rows`` of ``core``."""
@@ -139,36 +113,24 @@ class TreeSearch(Agent):
         return v, priors
 
     def _act(self, obs, masks, starts, active, view) -> np.ndarray:
-        if view.options.variant != self.opts.variant or view.options.action_mode != "move":
-            raise ValueError(
-                f"{self.name} searches {self.opts.variant.tag} with action ids of moves; the env "
-                f"plays {view.options.variant.tag} with action_mode={view.options.action_mode!r}"
-            )
         out = np.zeros(len(masks), np.int64)
         rows = np.flatnonzero(np.asarray(active, bool) & masks.any(axis=1))
-        for r in np.flatnonzero(starts):
-            self.visited.pop(int(r), None)
+        _, rngs = self._stand(obs, starts, rows, view)
         if rows.size == 0:
             return out
         src = view.state
-        hashes = obs_hashes(np.ascontiguousarray(obs[rows], np.float32))
-        moves_played = src.moves[rows]
-        for i, r in enumerate(rows):
-            self.visited.setdefault(int(r), set()).add(int(hashes[i]))
         legal = [np.flatnonzero(masks[r]) for r in rows]
         forced = np.array([m.size == 1 for m in legal])
         out[rows[forced]] = [m[0] for m, f in zip(legal, forced, strict=True) if f]
         todo = np.flatnonzero(~forced)
         if todo.size:
-            rngs = [np.random.default_rng([self.seed, int(hashes[i]), int(moves_played[i])])
-                    for i in todo]  # fmt: skip
-            out[rows[todo]] = self._search(src, rows[todo], legal, todo, rngs)
+            out[rows[todo]] = self._search(src, rows[todo], legal, todo, [rngs[i] for i in todo])
         self.decisions += rows.size
         return out
 
     def _search(self, src, rows, legal, todo, rngs) -> np.ndarray:
         g = rows.size
-        core = self._core(g)
+        core = self._batch(0, g)
         idx = np.arange(g, dtype=np.int64)
         n_act = core.n_actions
         hidden = unseen_counts(src, rows) > 0
