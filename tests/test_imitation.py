@@ -27,6 +27,7 @@ from agents.greedy import GreedyAgent  # noqa: E402
 from agents.imitation import best_play, check_imitation_config, fit  # noqa: E402
 from agents.play import VARIANTS, eval_deals, play_deals  # noqa: E402
 from agents.policy import (  # noqa: E402
+    CHECKPOINT_DIR,
     CheckpointError,
     PolicyAgent,
     build_net,
@@ -433,12 +434,21 @@ def test_imitation_config_refuses_bad_values(change, message):
         check_imitation_config({**base, **change})
 
 
-@pytest.mark.parametrize("variant", sorted(committed_policies()))
-def test_committed_policy_reproduces_its_recorded_wins(variant):
+SOLVER_TAUGHT = sorted((CHECKPOINT_DIR / "solver_taught").glob("*.npz"))
+"""The solver-taught policies that expert iteration started from (``configs/exit_*.yaml``),
+kept where the policy of the variant is now the expert iteration's."""
+
+
+@pytest.mark.parametrize(
+    "path",
+    [*(p for _, p in sorted(committed_policies().items())), *SOLVER_TAUGHT],
+    ids=lambda p: f"{p.parent.name}/{p.stem}",
+)
+def test_committed_policy_reproduces_its_recorded_wins(path):
     """Every committed checkpoint loads (its layout is the package's) and, played
     deterministically on its 20 recorded evaluation deals, wins exactly the deals recorded (and
     ends each game with the foundation cards and steps recorded, where they are)."""
-    path = committed_policies()[variant]
+    variant = path.stem
     meta = read_policy_meta(path)
     game, options = VARIANTS[variant]
     assert meta["layout_id"] == layout_id(EnvOptions.build(game, **options).variant.cfg)
