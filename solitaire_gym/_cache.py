@@ -15,6 +15,14 @@ module-level imports, transitively. (An import inside a function body binds a lo
 Python function, which no kernel sees; it is not followed. Neither is anything outside the
 package: numba checks its own and numpy's versions itself.)
 
+Types are the one way around imports: numba picks the implementation of an operation by the type
+of the value, wherever the value came from, and a kernel is compiled (and cached, in its own
+module's files) for the types it is called with. The rules' kernels read the fields of the
+engine's ``State`` struct (``engine/state.py``) and of its borrowed views (``engine/borrow.py``)
+without importing either. So a module that extends numba (it imports ``numba.extending``,
+``numba.experimental``, ``numba.core.imputils``, ``numba.core.typing`` or
+``numba.core.datamodel``) counts in every module's closure: an edit to it clears every kernel.
+
 This module keeps a stamp (``__pycache__/numba-sources.stamp``, JSON) with, for every ``.py`` file,
 its size and modification time, a digest of its contents and the names it imports, and, for every
 module, a digest of the contents of its closure. At start (``solitaire_gym/__init__.py`` imports
@@ -54,6 +62,15 @@ from pathlib import Path
 STAMP = "numba-sources.stamp"
 FORMAT = 2  # the stamp's layout; a stamp of another layout counts as none
 SIBLINGS = ("agents",)  # packages of the same distribution with kernels that import this one
+# numba modules through which a module registers types or implementations, used by kernels
+# anywhere (see the module docstring)
+EXTENDS = (
+    "numba.extending",
+    "numba.experimental",
+    "numba.core.imputils",
+    "numba.core.typing",
+    "numba.core.datamodel",
+)
 
 
 def module_name(rel: str) -> str:
@@ -67,7 +84,8 @@ def module_name(rel: str) -> str:
 
 def imported_names(source: bytes, module: str, is_package: bool) -> list[str] | None:
     """The absolute dotted names that ``module``'s module-level code imports, relative imports
-    resolved; ``from a.b import c`` gives both ``a.b`` and ``a.b.c`` (``c`` may be a submodule).
+    resolved; ``from a.b import c`` gives ``a.b.c``, which stands for the module ``a.b.c`` if there
+    is one, else for ``a.b`` (the longest prefix that is a module: :func:`closure_digests`).
     Function bodies are skipped. None if the source does not parse (it cannot be imported, so
     nothing is compiled from it; once fixed, its contents differ and it is parsed again)."""
     try:
@@ -76,6 +94,7 @@ def imported_names(source: bytes, module: str, is_package: bool) -> list[str] | 
         return None
     package = module if is_package else module.rpartition(".")[0]
     names: set[str] = set()
+    numba = set()  # the names numba is imported as
     todo: list[ast.AST] = [tree]
     while todo:
         for node in ast.iter_child_nodes(todo.pop()):
@@ -83,22 +102,37 @@ def imported_names(source: bytes, module: str, is_package: bool) -> list[str] | 
                 continue
             if isinstance(node, ast.Import):
                 names.update(alias.name for alias in node.names)
+                numba.update(a.asname or a.name for a in node.names if a.name == "numba")
             elif isinstance(node, ast.ImportFrom):
                 base = node.module or ""
                 if node.level:
                     parts = package.split(".")
                     parts = parts[: len(parts) - (node.level - 1)]
                     base = ".".join([*parts, base] if base else parts)
-                names.add(base)
                 names.update(f"{base}.{alias.name}" for alias in node.names)
             todo.append(node)
+    for node in ast.walk(tree):  # nb.extending.overload and the like, anywhere
+        if isinstance(node, ast.Attribute):
+            chain = _dotted(node)
+            if chain and chain.split(".")[0] in numba:
+                dotted = "numba" + chain[chain.index(".") :]
+                names.update(e for e in EXTENDS if f"{dotted}.".startswith(f"{e}."))
     return sorted(names)
+
+
+def _dotted(node: ast.expr) -> str | None:
+    """``a.b.c`` for an attribute chain on a name, else None."""
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    return ".".join([node.id, *reversed(parts)]) if isinstance(node, ast.Name) else None
 
 
 def closure_digests(files: dict[str, dict], tops: Sequence[str]) -> dict[str, str]:
     """For each file in ``files`` (``{relative path: {"sha": ..., "imports": [...]}}``), a digest
     of the contents of its closure: itself and the files it imports from the packages ``tops``,
-    transitively."""
+    transitively, and the files that extend numba (:data:`EXTENDS`) with their own closures."""
     by_name = {module_name(rel): rel for rel in files}
 
     def resolve(name: str) -> str | None:  # the longest prefix that is a module here
@@ -115,9 +149,14 @@ def closure_digests(files: dict[str, dict], tops: Sequence[str]) -> dict[str, st
         rel: {d for d in map(resolve, entry["imports"] or ()) if d is not None}
         for rel, entry in files.items()
     }
+    extends = {
+        rel
+        for rel, entry in files.items()
+        if any(f"{name}.".startswith(f"{e}.") for name in entry["imports"] or () for e in EXTENDS)
+    }
     digests = {}
     for rel in files:
-        seen, todo = {rel}, [rel]
+        seen, todo = {rel, *extends}, [rel, *extends]
         while todo:
             for d in deps[todo.pop()] - seen:
                 seen.add(d)

@@ -70,7 +70,7 @@ def _sources_only(folder: str, names: list[str]) -> list[str]:
 
 def test_an_edit_to_rendering_commands_or_the_cli_keeps_every_kernel(copy):
     top = copy.parent
-    kernels = {p.relative_to(top).as_posix() for p in _kernels(copy)}
+    kernels = {p.relative_to(top).as_posix() for p in _kernels(top)}  # the agents' too
     assert (
         "solitaire_gym/solver/kernels.py" in kernels and "solitaire_gym/engine/rules.py" in kernels
     )
@@ -105,6 +105,17 @@ def test_an_edit_to_the_rules_clears_the_kernels_that_import_them(copy):
     assert cleared <= stale and not kept & stale
     assert not cleared & _cached(top) and kept <= _cached(top)
     assert _cache.refresh(copy, _cache.siblings_of(copy)) == []  # done once
+
+
+def test_an_edit_to_the_types_kernels_take_clears_every_kernel(copy):
+    # the rules' kernels read State and borrowed views without importing state.py or borrow.py
+    top = copy.parent
+    kernels = {p.relative_to(top).as_posix() for p in _kernels(top)}
+    for name in ("state.py", "borrow.py"):
+        _touch(copy / "engine" / name, "\n# an edit\n")
+        assert kernels <= set(_cache.refresh(copy, _cache.siblings_of(copy)))
+        assert not _cached(top)
+        _cache_files(_kernels(top))
 
 
 @pytest.mark.skipif(not AGENTS.is_dir(), reason="the agents package is not beside this one")
@@ -195,3 +206,21 @@ def test_the_package_keeps_a_stamp_of_its_sources():
         entry = stamp["files"][path.relative_to(root.parent).as_posix()]
         assert entry["stat"][0] == path.stat().st_size
     assert "solitaire_gym/engine/rules.py" in stamp["closures"]
+
+
+def test_the_imports_read_from_a_source():
+    source = b"""
+import numba as nb
+from . import rules
+from ..engine.cards import rank_of
+import pkg.sub.play as play
+
+@nb.extending.overload(rank_of)
+def _rank_of(card):
+    from pkg import view  # a local of this function: no kernel sees it
+"""
+    names = _cache.imported_names(source, "pkg.sub.kernels", is_package=False)
+    assert "pkg.sub.rules" in names and "pkg.sub.play" in names
+    assert "pkg.engine.cards.rank_of" in names  # the module pkg.engine.cards, or its package
+    assert "numba.extending" in names  # it extends numba: it counts in every closure
+    assert "pkg" not in names and "pkg.view" not in names
