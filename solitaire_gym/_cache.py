@@ -169,11 +169,26 @@ def closure_digests(files: dict[str, dict], tops: Sequence[str]) -> dict[str, st
 
 
 def _read_stamp(path: Path) -> dict:
+    """The stamp at ``path``; ``{}`` if there is none, or one of another layout, or a damaged one
+    (caches from before a stamp cannot be trusted either)."""
     try:
         stamp = json.loads(path.read_text())
     except (OSError, ValueError):
-        return {}  # no stamp yet: caches from before it cannot be trusted
-    return stamp if isinstance(stamp, dict) and stamp.get("format") == FORMAT else {}
+        return {}
+    if not (isinstance(stamp, dict) and stamp.get("format") == FORMAT):
+        return {}
+    files, closures = stamp.get("files"), stamp.get("closures")
+    if not (isinstance(files, dict) and isinstance(closures, dict)):
+        return {}
+    for entry in files.values():
+        if not (
+            isinstance(entry, dict)
+            and isinstance(entry.get("stat"), list)
+            and isinstance(entry.get("sha"), str)
+            and (entry.get("imports") is None or isinstance(entry.get("imports"), list))
+        ):
+            return {}
+    return stamp
 
 
 def _scan(packages: Sequence[Path], top: Path, old: dict) -> dict[str, dict]:

@@ -173,10 +173,18 @@ def test_a_file_that_does_not_parse_is_not_fatal(tmp_path):
     assert "pkg/sub/play.py" in _cache.refresh(root)
 
 
-def test_a_stamp_of_another_layout_counts_as_none(tmp_path):
+@pytest.mark.parametrize(
+    "stamp",
+    [
+        "0123abcd",  # the first layout: a digest of every file's stat
+        json.dumps({"format": _cache.FORMAT, "files": {"pkg/cards.py": {}}, "closures": {}}),
+        json.dumps({"format": _cache.FORMAT, "files": [], "closures": {}}),
+    ],
+)
+def test_a_stamp_of_another_layout_or_damaged_counts_as_none(tmp_path, stamp):
     root = _package(tmp_path)
     (root / "__pycache__").mkdir()
-    (root / "__pycache__" / _cache.STAMP).write_text("0123abcd")  # the first layout: a digest
+    (root / "__pycache__" / _cache.STAMP).write_text(stamp)
     _cache_files([root / "cards.py"])
     assert "pkg/cards.py" in _cache.refresh(root)
     assert not _cached(tmp_path)
