@@ -78,19 +78,20 @@ def test_a_part_that_cannot_run_here_is_skipped(monkeypatch):
 
 @pytest.mark.skipif(importlib.util.find_spec("agents") is None, reason="no agents package")
 def test_the_parts_warm_the_agents_kernels_and_the_action_encoders():
-    """What the demo and the evaluation called outside the warmup before (issue 43): the greedy
-    player's and the play memory's kernels, and the action encoders that Python calls when it
-    reads a move. In a new process (loaded from the cache, or compiled there once)."""
+    """What the demo and the evaluation compiled outside the warmup before (issue 43): the
+    greedy player's and the play memory's kernels, the action encoders that Python calls when it
+    reads a move, and the search players' redeal. In a new process (loaded from the cache, or compiled there once)."""
     code = (
         "import io\n"
         "from solitaire_gym.commands.warmup import warmup\n"
-        "warmup(['game', 'agents'], out=io.StringIO())\n"
+        "warmup(['game', 'batch', 'agents'], out=io.StringIO())\n"
         "from agents import greedy, memory\n"
-        "from solitaire_gym.engine import actions\n"
+        "from solitaire_gym.engine import actions, information\n"
         "kernels = {\n"
         "    greedy: ['_rank', '_record', 'obs_hashes'],\n"
         "    memory: ['_counts', '_record', '_along'],\n"
         "    actions: ['enc_tt', 'enc_ct', 'enc_ft', 'decode'],\n"
+        "    information: ['_redeal'],  # the search players' determinizations\n"
         "}\n"
         "for module, names in kernels.items():\n"
         "    for name in names:\n"

@@ -6,13 +6,14 @@ that no later first call waits for the compiler.
 
 Each part runs the public calls that load its kernels (a Game played and undone and moves of every
 kind read, an env stepped in both action modes, a vector env large enough to step on all cores,
-the solver on a short deal, the greedy player and the play memory of ``agents`` over a few moves
-as the evaluation and the demo play them) and prints how long it took and how many kernels it
-compiled; kernels already in numba's on-disk cache only load (a second run takes seconds). While a
-part compiles, a line shows its seconds so far, how many of its kernels have compiled and which
-one is compiling (on a terminal, one line rewritten every second; elsewhere, a line every
-:data:`PERIOD` seconds). The ``agents`` part is skipped when the ``agents`` package (shipped
-beside this one) cannot be imported. The Makefile's setup runs it.
+batches dealt, stepped, undone and redealt, the solver on a short deal, the greedy player and the
+play memory of ``agents`` over a few moves as the evaluation and the demo play them) and prints
+how long it took and how many kernels it compiled; kernels already in numba's on-disk cache only
+load (a second run takes seconds). While a part compiles, a line shows its seconds so far, how
+many of its kernels have compiled and which one is compiling (on a terminal, one line rewritten
+every second; elsewhere, a line every :data:`PERIOD` seconds). The ``agents`` part is skipped
+when the ``agents`` package (shipped beside this one) cannot be imported. The Makefile's setup
+runs it.
 """
 
 from __future__ import annotations
@@ -100,6 +101,7 @@ def _vector_env() -> None:
 
 def _batch() -> None:
     from solitaire_gym.engine.batch import Batch
+    from solitaire_gym.engine.information import redeal_unseen
     from solitaire_gym.engine.variants import parse_code
 
     batch = Batch(parse_code("TF1-D1N-AAAAAAB")[0], 8, undo_depth=4)
@@ -107,6 +109,9 @@ def _batch() -> None:
     masks = batch.masks()
     batch.step(np.array([_first_legal(m) for m in masks]))
     batch.undo(np.arange(8))
+    # deals consistent with what the player has seen: the search players' determinizations
+    redeal_unseen(batch.state, np.arange(8), np.random.default_rng(0))
+    redeal_unseen(batch.state, np.arange(8))
 
 
 def _solver() -> None:
