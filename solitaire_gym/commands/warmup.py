@@ -1,19 +1,27 @@
-"""``solitaire-gym warmup``: compile every numba kernel of the package now, so that no later
-first call waits for the compiler.
+"""``solitaire-gym warmup``: compile every numba kernel of the package now, and the agents', so
+that no later first call waits for the compiler.
 
-    solitaire-gym warmup               # everything: Game, envs, vector env, batches, solver
+    solitaire-gym warmup               # everything: Game, envs, vector env, batches, solver, agents
     solitaire-gym warmup --skip solver
 
-Each part runs the public calls that load its kernels (a Game played and undone, an env stepped
-in both action modes, a vector env large enough to step on all cores, the solver on a short
-deal) and prints how long it took and how many kernels it compiled; kernels already in numba's
-on-disk cache only load (a second run takes seconds). The Makefile's setup runs it.
+Each part runs the public calls that load its kernels (a Game played and undone and moves of every
+kind read, an env stepped in both action modes, a vector env large enough to step on all cores,
+batches dealt, stepped, undone and redealt, the solver on a short deal, the greedy player and the
+play memory of ``agents`` over a few moves as the evaluation and the demo play them) and prints
+how long it took and how many kernels it compiled; kernels already in numba's on-disk cache only
+load (a second run takes seconds). While a part compiles, a line shows its seconds so far, how
+many of its kernels have compiled and which one is compiling (on a terminal, one line rewritten
+every second; elsewhere, a line every :data:`PERIOD` seconds). The ``agents`` part is skipped
+when the ``agents`` package (shipped beside this one) cannot be imported. The Makefile's setup
+runs it.
 """
 
 from __future__ import annotations
 
 import argparse
+import shutil
 import sys
+import threading
 import time
 from collections.abc import Callable
 
@@ -23,6 +31,10 @@ from numba.core import event
 from solitaire_gym import _compile_notice
 
 CODE = "SH1-C4-AAAAAJ2"
+PERIOD = 10.0
+"""Seconds between progress lines when the output is not a terminal."""
+OURS = ("solitaire_gym.", "agents.")
+"""The modules whose kernels warmup counts: the package's and the agents'."""
 
 
 def _first_legal(mask: np.ndarray) -> int:
@@ -35,6 +47,7 @@ def _first_illegal(mask: np.ndarray) -> int:
 
 def _game() -> None:
     from solitaire_gym import Game
+    from solitaire_gym.engine.actions import move_to_action
     from solitaire_gym.engine.cards import rank_of, suit_of
 
     g = Game.from_code(CODE)
@@ -54,6 +67,10 @@ def _game() -> None:
     k.play(next(m for m in k.legal_moves() if m.endswith(">f")))
     k.to_dict()
     rank_of(0), suit_of(0)
+    # a move of each kind read from text: Python calls the action encoders itself there (the
+    # demo's teacher reads the solver's plans so)
+    for move in ("t3>t5", "t3:2>t5", "c1>t2", "f1>t2"):
+        move_to_action(g.cfg, move)
 
 
 def _env() -> None:
@@ -84,6 +101,7 @@ def _vector_env() -> None:
 
 def _batch() -> None:
     from solitaire_gym.engine.batch import Batch
+    from solitaire_gym.engine.information import redeal_unseen
     from solitaire_gym.engine.variants import parse_code
 
     batch = Batch(parse_code("TF1-D1N-AAAAAAB")[0], 8, undo_depth=4)
@@ -91,6 +109,9 @@ def _batch() -> None:
     masks = batch.masks()
     batch.step(np.array([_first_legal(m) for m in masks]))
     batch.undo(np.arange(8))
+    # deals consistent with what the player has seen: the search players' determinizations
+    redeal_unseen(batch.state, np.arange(8), np.random.default_rng(0))
+    redeal_unseen(batch.state, np.arange(8))
 
 
 def _solver() -> None:
@@ -102,48 +123,160 @@ def _solver() -> None:
     Game.from_code(CODE).hint()
 
 
+class Skipped(Exception):
+    """A part that cannot run here (what it warms is not installed); the message says why."""
+
+
+def _agents() -> None:
+    """The greedy player's kernels (``agents/greedy.py``: evaluation, the search player, the
+    teacher) and the play memory's (``agents/memory.py``: the networks' memory, teacher data),
+    called as the agents call them."""
+    try:
+        from agents.greedy import GreedyAgent, obs_hashes
+        from agents.memory import PlayMemory, tried_counts
+        from agents.play import play_deals
+    except ImportError as e:
+        raise Skipped(f"the agents package cannot be imported ({e})") from None
+    from solitaire_gym import SolitaireVectorEnv
+
+    for game in ("double_solitaire", "seahaven_towers"):
+        play_deals(GreedyAgent(), game, None, [0, 1], max_episode_steps=4)
+    env = SolitaireVectorEnv(2, "double_solitaire")
+    obs, info = env.reset(seed=0)
+    masks = info["action_mask"].astype(bool)
+    obs_hashes(np.ascontiguousarray(obs, np.float32))
+    played = np.array([_first_legal(m) for m in masks])
+    for mode in ("count", "relative"):
+        memory = PlayMemory(2, mode)
+        memory.counts(obs, masks)
+        memory.record(obs, played, np.ones(2, bool))
+        tried_counts(obs, masks, played, np.zeros(2, np.int64), mode)
+
+
 PARTS: dict[str, Callable[[], None]] = {
     "game": _game,
     "env": _env,
     "vector": _vector_env,
     "batch": _batch,
     "solver": _solver,
+    "agents": _agents,
 }
 
 
-class _Counter(event.Listener):
-    """Counts the package's kernels that compile (not those loaded from the cache)."""
+class _Progress(event.Listener):
+    """Counts the kernels of :data:`OURS` that compile (numba's ``numba:compile`` event: not those
+    loaded from the cache) and shows, while a part runs, its seconds so far, its kernels compiled
+    so far and the one compiling now: ``live`` (a terminal), one line rewritten every second and at
+    each kernel; else a line every :data:`PERIOD` seconds. A ticking thread keeps the line going
+    through one long kernel (the solver's search compiles for minutes; numba's compiler lets
+    other threads run meanwhile)."""
 
-    def __init__(self) -> None:
+    def __init__(self, out, live: bool) -> None:
+        self.out, self.live = out, live
+        self.lock = threading.Lock()
         self.compiled = 0
-        self.depth = 0
+        self.part, self.before, self.start = "", 0, 0.0
+        self.compiling: list[str] = []  # ours, nested: the innermost last
+        self.running = False  # a part is running: the ticker shows it
+        self.stop = threading.Event()
+        self.ticker = threading.Thread(target=self._tick, daemon=True)
+
+    def _write(self, text: str, newline: bool) -> None:  # with the lock held
+        print(text, end="\n" if newline else "", file=self.out, flush=True)
+
+    def line(self) -> str:
+        """The progress of the running part, as one line."""
+        now = time.perf_counter()
+        text = f"warmup: {self.part} ... {now - self.start:.0f} s, kernels compiled: "
+        text += str(self.compiled - self.before)
+        if self.compiling:
+            text += f", now {self.compiling[-1]}"
+        return text
+
+    def _show(self) -> None:  # with the lock held
+        if not self.running:
+            return
+        if self.live:
+            width = shutil.get_terminal_size().columns - 1
+            self._write(f"\r{self.line()[:width]}\x1b[K", newline=False)
+        else:
+            self._write(self.line(), newline=True)
+
+    def _tick(self) -> None:
+        while not self.stop.wait(1.0 if self.live else PERIOD):
+            with self.lock:
+                self._show()
+
+    def begin(self, part: str) -> None:
+        with self.lock:
+            self.part, self.before = part, self.compiled
+            self.start = time.perf_counter()
+            self.running = True
+            self._write(f"warmup: {part} ...", newline=not self.live)
+        if not self.ticker.is_alive() and not self.stop.is_set():
+            self.ticker.start()
+
+    def end(self, text: str) -> None:
+        """Close the running part's line with ``text``."""
+        with self.lock:
+            self.running = False
+            line = f"warmup: {self.part} ... {text}"
+            self._write(f"\r{line}\x1b[K" if self.live else line, newline=True)
+
+    def close(self) -> None:
+        self.stop.set()
+        if self.ticker.is_alive():
+            self.ticker.join()
+
+    @staticmethod
+    def _ours(ev: event.Event) -> str | None:
+        func = getattr(ev.data.get("dispatcher"), "py_func", None)
+        module = getattr(func, "__module__", None) or ""
+        if not module.startswith(OURS):
+            return None
+        return f"{module.removeprefix('solitaire_gym.')}.{func.__qualname__}"
 
     def on_start(self, ev: event.Event) -> None:
-        func = getattr(ev.data.get("dispatcher"), "py_func", None)
-        if (getattr(func, "__module__", None) or "").startswith("solitaire_gym."):
+        name = self._ours(ev)
+        if name is None:
+            return
+        with self.lock:
             self.compiled += 1
+            self.compiling.append(name)
+            if self.live:
+                self._show()
 
     def on_end(self, ev: event.Event) -> None:
-        pass
+        name = self._ours(ev)
+        if name is not None:
+            with self.lock:
+                if name in self.compiling:
+                    self.compiling.remove(name)
 
 
 def warmup(parts: list[str], out=sys.stdout) -> dict[str, tuple[float, int]]:
-    """Run ``parts`` (names in :data:`PARTS`); returns ``{part: (seconds, kernels compiled)}``."""
+    """Run ``parts`` (names in :data:`PARTS`); returns ``{part: (seconds, kernels compiled)}``
+    (a part skipped because what it warms is not installed is left out)."""
     _compile_notice.NOTICE.shown = True  # the lines below say it instead
-    counter = _Counter()
-    event.register("numba:compile", counter)
+    progress = _Progress(out, live=getattr(out, "isatty", lambda: False)())
+    event.register("numba:compile", progress)
     results: dict[str, tuple[float, int]] = {}
     try:
         for name in parts:
-            print(f"warmup: {name} ...", end="", file=out, flush=True)
-            before, start = counter.compiled, time.perf_counter()
-            PARTS[name]()
-            took, compiled = time.perf_counter() - start, counter.compiled - before
+            progress.begin(name)
+            try:
+                PARTS[name]()
+            except Skipped as e:
+                progress.end(f"skipped: {e}")
+                continue
+            took = time.perf_counter() - progress.start
+            compiled = progress.compiled - progress.before
             results[name] = (took, compiled)
             done = f"{compiled} kernels compiled" if compiled else "all cached"
-            print(f" {took:.1f} s ({done})", file=out, flush=True)
+            progress.end(f"{took:.1f} s ({done})")
     finally:
-        event.unregister("numba:compile", counter)
+        event.unregister("numba:compile", progress)
+        progress.close()
     total = sum(t for t, _ in results.values())
     print(f"warmup: done in {total:.1f} s; later first calls load from the cache", file=out)
     return results
