@@ -7,7 +7,8 @@ reads ``results.json`` of the budget folder (the search player at several budget
 deals, the games of the greedy player, the committed policy networks and the solver from
 ``experiments/results/{baselines,learned,solver}/episodes.csv``; writes ``budget.md`` (win rate
 with its 95% Wilson interval, nodes per move, CPU seconds per game) and ``budget.png`` (win rate
-against nodes per move, one panel per variant, greedy, learned and solver as lines).
+against nodes per move, one panel per variant, one series per kind of search (:data:`KINDS`),
+greedy, learned and solver as lines).
 """
 
 from __future__ import annotations
@@ -20,11 +21,31 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from agents.named import search_budget
+from agents.named import puct_budget, search_budget
 from agents.stats import wilson_interval
 
 RESULTS = Path(__file__).resolve().parent / "results"
 LINES = (("greedy", "baselines"), ("learned", "learned"), ("solver", "solver"))
+KINDS = {
+    "search": "search (rollouts, level 1)",
+    "search-l2": "search, level 2",
+    "search-v": "search, rollouts valued by the value network",
+    "puct": "tree search (PUCT: policy prior, value network)",
+}
+"""The searches a budget folder may hold, by kind, as the plot names them."""
+
+
+def kind_of(name: str) -> tuple[str, int] | None:
+    """The kind (:data:`KINDS`) and nodes per move of a searching player's name; None for
+    another player."""
+    nodes = puct_budget(name)
+    if nodes is not None:
+        return "puct", nodes
+    budget = search_budget(name)
+    if budget is None:
+        return None
+    kind = "search-v" if budget.value else ("search-l2" if budget.level == 2 else "search")
+    return kind, budget.nodes
 
 
 def _rate(wins: int, n: int) -> dict:
@@ -58,8 +79,8 @@ def budget_table(folder: Path, results: Path = RESULTS) -> tuple[str, dict]:
     played = sorted({s.get("played_by", result["command"]) for by in result["summaries"].values()
                      for s in by.values()})  # fmt: skip
     lines = [
-        f"Deals {first} … {first + count - 1} of the evaluation split; the search player played "
-        "by:",
+        f"Deals {first} … {first + count - 1} of the evaluation split; the searching players "
+        "played by:",
         "",
         *[f"    {c}" for c in played],
         "",
@@ -74,11 +95,10 @@ def budget_table(folder: Path, results: Path = RESULTS) -> tuple[str, dict]:
     for tag, by_policy in result["summaries"].items():
         points = []
         for name, s in by_policy.items():
-            budget = search_budget(name)
-            if budget is None:
-                continue
-            points.append((budget[0], budget[1], name, s))
-        points.sort()
+            kind = kind_of(name)
+            if kind is not None:
+                points.append((list(KINDS).index(kind[0]), kind[1], name, s))
+        points.sort(key=lambda p: p[:2])
         for player, _ in LINES:
             r = refs.get(tag, {}).get(player)
             if r is not None:
@@ -87,7 +107,7 @@ def budget_table(folder: Path, results: Path = RESULTS) -> tuple[str, dict]:
                     f"| {tag} | {player} | – | {r['wins']}/{r['deals']} | "
                     f"{100 * r['win_rate']:.1f}% ({100 * lo:.1f}–{100 * hi:.1f}) | – |"
                 )
-        for _nodes, _level, name, s in points:
+        for _kind, _nodes, name, s in points:
             lo, hi = s["win_rate_ci95"]
             lines.append(
                 f"| {tag} | {name} | {s.get('nodes_per_move', '–')} | {s['wins']}/{s['deals']} | "
@@ -105,17 +125,20 @@ def plot(data: dict, path: Path) -> None:
     import matplotlib.pyplot as plt
 
     tags = list(data)
-    fig, axes = plt.subplots(1, len(tags), figsize=(3.2 * len(tags), 3.4), squeeze=False)
+    fig, axes = plt.subplots(1, len(tags), figsize=(3.2 * len(tags), 3.8), squeeze=False)
     styles = {"greedy": ("tab:orange", "--"), "learned": ("tab:green", ":"),
               "solver": ("black", "-.")}  # fmt: skip
     for ax, tag in zip(axes[0], tags, strict=True):
-        pts = [p for p in data[tag]["points"] if p[1] == 1]
-        if pts:
-            xs = [p[0] for p in pts]
+        for k, label in enumerate(KINDS.values()):
+            pts = [p for p in data[tag]["points"] if p[0] == k]
+            if not pts:
+                continue
+            xs = [p[1] for p in pts]
             ys = [100 * p[3]["win_rate"] for p in pts]
             err = [[100 * (p[3]["win_rate"] - p[3]["win_rate_ci95"][0]) for p in pts],
                    [100 * (p[3]["win_rate_ci95"][1] - p[3]["win_rate"]) for p in pts]]  # fmt: skip
-            ax.errorbar(xs, ys, yerr=err, marker="o", capsize=3, label="search (level 1)")
+            ax.errorbar(xs, ys, yerr=err, marker="os^D"[k], capsize=3, label=label,
+                        color=("tab:blue", "tab:purple", "tab:red", "tab:green")[k])  # fmt: skip
         for player, (colour, style) in styles.items():
             r = data[tag]["refs"].get(player)
             if r is not None:
@@ -126,8 +149,13 @@ def plot(data: dict, path: Path) -> None:
         ax.set_ylim(0, 100)
         ax.grid(alpha=0.3)
     axes[0][0].set_ylabel("win rate, % (95% Wilson interval)")
-    axes[0][-1].legend(fontsize=7, loc="lower right")
-    fig.tight_layout()
+    labels: dict[str, object] = {}
+    for ax in axes[0]:
+        for handle, label in zip(*ax.get_legend_handles_labels(), strict=True):
+            labels.setdefault(label, handle)
+    fig.tight_layout(rect=(0, 0.12, 1, 1))
+    fig.legend(list(labels.values()), list(labels), loc="lower center", ncol=len(labels),
+               fontsize=7, frameon=False)  # fmt: skip
     fig.savefig(path, dpi=110)
     plt.close(fig)
 

@@ -28,7 +28,7 @@ import numpy as np
 import pytest
 from scripts import ROOT, experiment
 
-from agents.named import make_agent, search_budget
+from agents.named import make_agent, puct_budget, search_budget
 from agents.play import VARIANTS, eval_deals, play_deals
 
 EVALUATE = experiment("evaluate")
@@ -37,6 +37,11 @@ MERGED = ("baselines", "solver", "learned", "search")  # merged into summary/
 PLAYED = (*MERGED, "search_budget")  # the folders whose command plays games
 SUMMARY = "summary"
 SAMPLE = {"solver": 40, "greedy": 12, "learned": 12, "search": 2}  # deals replayed per variant
+
+
+def _searching(policy: str) -> bool:
+    """Whether ``policy`` names a search (rollouts or tree, at some budget)."""
+    return search_budget(policy) is not None or puct_budget(policy) is not None
 
 
 def _result(folder: str) -> dict:
@@ -80,7 +85,7 @@ def _deals(folder: str, tag: str, policy: str) -> list[int]:
     if policy == "random":
         return deals[(len(deals) - 1) // EVALUATE.BATCH * EVALUATE.BATCH :]
     rng = np.random.default_rng(zlib.crc32(f"{folder}/{tag}/{policy}".encode()))
-    sample = SAMPLE["search" if search_budget(policy) else policy]
+    sample = SAMPLE["search" if _searching(policy) else policy]
     return sorted(int(d) for d in rng.choice(deals, sample, replace=False))
 
 
@@ -88,7 +93,7 @@ def test_every_folder_is_checked():
     folders = sorted(p.name for p in RESULTS.iterdir() if (p / "episodes.csv").exists())
     assert folders == sorted((*PLAYED, SUMMARY)), "an evaluation folder no test replays"
     names = {policy for _, _, policy in CASES}
-    assert {p for p in names if not search_budget(p)} == {"random", "greedy", "solver", "learned"}
+    assert {p for p in names if not _searching(p)} == {"random", "greedy", "solver", "learned"}
     assert "search" in names and len(names) > 5  # the shipped budget, and the budget curve
 
 
