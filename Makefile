@@ -11,6 +11,10 @@ MKDOCS := NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs
 
 .PHONY: demo test docs lint format bench clean
 
+# The CPU build of torch that this kind of machine has on disk, installed with the extras (they
+# take any torch 2.x; an unpinned torch would pull a multi-GB CUDA build here).
+TORCH_CPU := torch==2.13.0
+
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
@@ -18,7 +22,7 @@ $(BIN)/python:
 # Setup ends with `solitaire-gym warmup`: every numba kernel compiled now (a few minutes on 2
 # cores), so that no first call waits for the compiler later.
 $(STAMP_DEV): pyproject.toml | $(BIN)/python
-	$(BIN)/pip install --quiet -e '.[dev,agents,render,ray]'
+	$(BIN)/pip install --quiet '$(TORCH_CPU)' -e '.[dev,agents,render,ray]'
 	$(BIN)/solitaire-gym warmup
 	touch $@
 
@@ -28,7 +32,7 @@ $(STAMP_DOCS): pyproject.toml | $(BIN)/python
 	touch $@
 
 $(STAMP_DEMO): pyproject.toml | $(BIN)/python
-	$(BIN)/pip install --quiet -e '.[agents,render]'
+	$(BIN)/pip install --quiet '$(TORCH_CPU)' -e '.[agents,render]'
 	$(BIN)/solitaire-gym warmup
 	touch $@
 

@@ -272,6 +272,23 @@ def test_license_is_an_spdx_string():
     assert req == ["setuptools>=77"]  # the first setuptools that takes an SPDX string
 
 
+def test_extras_take_any_torch_2_and_what_their_snippets_need():
+    """A user with another torch 2.x (a CUDA build) keeps it when installing an extra; the
+    Makefile, not the extras, installs this machine's CPU build; SB3's progress bars need rich."""
+    import tomllib
+    from pathlib import Path
+
+    root = Path(__file__).parents[1]
+    extras = tomllib.loads((root / "pyproject.toml").read_text())["project"][
+        "optional-dependencies"
+    ]
+    for name in ("agents", "ray"):
+        torch = [r for r in extras[name] if r.startswith("torch")]
+        assert torch == ["torch>=2.3,<3"], (name, torch)
+    assert {"rich", "tqdm"} <= set(extras["agents"])
+    assert "TORCH_CPU := torch==" in (root / "Makefile").read_text()
+
+
 # ---- first start ---------------------------------------------------------------------------------
 def _child(code: str, cache, **env) -> subprocess.CompletedProcess:
     import os
