@@ -1,0 +1,134 @@
+"""One compile for a pool (issue 43): a pool of worker processes has its parent compile (or load)
+the kernels before it starts the workers, which then only load them from numba's disk cache.
+
+Compiles are counted with numba's ``numba:compile`` event, which fires when a kernel compiles and
+not when it loads from the cache; a cache that starts empty makes the first use a compile."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+
+import pytest
+
+from solitaire_gym.distributed import run_deals
+
+ROOT = Path(__file__).resolve().parents[1]
+
+KERNEL = """
+import os
+
+import numba as nb
+from numba.core import event
+
+COMPILED = []  # the kernels compiled in this process
+
+
+class _Count(event.Listener):
+    def on_start(self, ev):
+        COMPILED.append(ev.data["dispatcher"].py_func.__name__)
+
+    def on_end(self, ev):
+        pass
+
+
+event.register("numba:compile", _Count())
+
+
+@nb.njit(cache=True)
+def twice(x):
+    return 2 * x
+
+
+def init():
+    twice(1)
+
+
+def work(part):
+    return [(d, int(twice(d)), os.getpid(), list(COMPILED)) for d in part]
+"""
+
+
+def test_a_process_pool_compiles_in_its_parent_and_the_workers_load(tmp_path, monkeypatch):
+    """``run_deals`` on 2 processes, with a kernel whose cache (beside its module, in a new
+    folder) starts empty: the parent compiles it once, and no worker compiles anything."""
+    name = f"pool_kernel_{uuid.uuid4().hex}"
+    (tmp_path / f"{name}.py").write_text(KERNEL)
+    monkeypatch.syspath_prepend(str(tmp_path))  # spawned workers get this process's sys.path
+    module = importlib.import_module(name)
+    try:
+        records = list(run_deals(module.work, range(8), init=module.init, jobs=2))
+        assert module.COMPILED == ["twice"]  # here, before the workers started
+    finally:
+        sys.modules.pop(name, None)
+    assert sorted((d, v) for d, v, _, _ in records) == [(d, 2 * d) for d in range(8)]
+    workers = {pid: compiled for _, _, pid, compiled in records}
+    assert os.getpid() not in workers
+    assert workers and all(compiled == [] for compiled in workers.values()), workers
+
+
+SOLVE_COLD = """
+import json
+import os
+import sys
+from pathlib import Path
+
+from numba.core import event
+
+from solitaire_gym.solver import batch
+
+CACHE = Path(os.environ["NUMBA_CACHE_DIR"])
+compiled = []
+
+
+class _Count(event.Listener):
+    def on_start(self, ev):
+        compiled.append(ev.data["dispatcher"].py_func.__qualname__)
+
+    def on_end(self, ev):
+        pass
+
+
+def cache_files():
+    return {str(p): p.stat().st_mtime_ns for p in CACHE.rglob("*") if p.suffix in (".nbi", ".nbc")}
+
+
+if __name__ == "__main__":
+    event.register("numba:compile", _Count())
+    at_spawn = {}
+    init = batch._init_worker
+
+    def parent_init():  # what solve_many's pool runs here; the workers run the original
+        init()
+        at_spawn.update(cache_files())
+
+    # pickled by name, so the workers' initializer is still batch._init_worker
+    parent_init.__module__, parent_init.__qualname__ = init.__module__, init.__qualname__
+    batch._init_worker = parent_init
+    records = list(batch.solve_many(batch.parse_variant("SH1-C4"), range(1, 5), max_seconds=None,
+                                    max_nodes=2000, jobs=2, progress=False))
+    json.dump({"compiled": compiled, "deals": sorted(r["deal"] for r in records),
+               "at_spawn": at_spawn, "after": cache_files()}, sys.stdout)
+"""
+
+
+@pytest.mark.slow
+def test_a_cold_solve_on_two_processes_compiles_once(tmp_path):
+    """``solve --jobs 2`` with an empty cache (a new ``NUMBA_CACHE_DIR``): the parent compiles the
+    solver before the pool starts, and the workers add or rewrite no cache file (a kernel that
+    compiles is saved to the cache at once). Minutes: the whole solver compiles."""
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "cache"))
+    # -c, run from this checkout: its package, not another one installed
+    done = subprocess.run([sys.executable, "-c", SOLVE_COLD], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=3600)  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    out = json.loads(done.stdout)
+    assert out["deals"] == [1, 2, 3, 4]
+    assert any("search" in name for name in out["compiled"]), out["compiled"]  # cold, here
+    assert out["at_spawn"], "the parent wrote no cache file before the pool started"
+    assert out["after"] == out["at_spawn"], "a worker compiled"
