@@ -132,3 +132,79 @@ def test_a_cold_solve_on_two_processes_compiles_once(tmp_path):
     assert any("search" in name for name in out["compiled"]), out["compiled"]  # cold, here
     assert out["at_spawn"], "the parent wrote no cache file before the pool started"
     assert out["after"] == out["at_spawn"], "a worker compiled"
+
+
+WORKER = """
+import functools
+import sys
+
+import numpy as np
+from numba.core.registry import CPUDispatcher
+
+sys.path.insert(0, "tests")
+from scripts import experiment
+
+
+def kernels():
+    return {id(v): len(v.signatures) for m in list(sys.modules.values())
+            for v in vars(m).values() if isinstance(v, CPUDispatcher)}
+
+
+script, player, tag, n = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+module = experiment(script)
+if script == "evaluate":  # a task: a batch of games played to the end, traces recorded
+    from agents.named import make_agent
+    from agents.play import VARIANTS, play_chunk
+
+    game, options = VARIANTS[tag]
+    make = functools.partial(make_agent, player, tag, solver_nodes=3000, solver_seconds=None)
+    deals = list(range(300))
+    module.warm_here(make, game, options, deals)
+    before = kernels()
+    play_chunk(deals[:n], make, game, options, {"batch_size": module.BATCH, "record": [0, 1]})
+else:  # train_rllib: an env runner's env, through episodes that end and start again
+    from agents.config import check_config
+    from agents.rllib_training import env_config, make_env
+    from solitaire_gym.envs.sampling import random_legal_actions
+
+    cfg = check_config({"name": "t", "game": tag, "algorithm": "rllib_ppo",
+                        "total_timesteps": 64, "num_envs": n, "max_episode_steps": 20,
+                        "ppo": {"batch_size": 1}, "rllib": {"vectorize": player}})
+    module.warm_here(cfg)
+    before = kernels()
+    env = make_env(dict(env_config(cfg), **({"num_envs": n} if player == "native" else {})))
+    rng = np.random.default_rng(1)
+    obs, _ = env.reset(seed=5)
+    for _ in range(50):
+        masks = obs["action_mask"] if n > 1 else obs["action_mask"][None]
+        actions = random_legal_actions(masks, rng)
+        obs, _, terminated, truncated, _ = env.step(actions if n > 1 else int(actions[0]))
+        if n == 1 and (terminated or truncated):
+            obs, _ = env.reset()
+after = kernels()
+print(len([k for k in after if after[k] != before.get(k)]))
+print(module.__file__, sys.modules["agents"].__file__, sys.modules["solitaire_gym"].__file__)
+"""
+
+
+@pytest.mark.parametrize(
+    "case",
+    [
+        "evaluate random SH1-C4 256",
+        "evaluate solver DS1-D1V 3",
+        "evaluate learned TF1-D3N 8",
+        "train_rllib native double_solitaire 300",
+        "train_rllib sync double_solitaire 1",
+    ],
+)
+def test_the_experiments_warm_here_what_their_workers_call(case):
+    """``evaluate.py --ray`` and ``train_rllib.py`` with a local Ray run the workers' calls a
+    little here first (their ``warm_here``): the kernels that a worker then calls (an evaluation
+    task; an env runner's episodes) are all loaded here already, none new. In a new process, as
+    a worker is, so that every kernel starts unloaded."""
+    done = subprocess.run([sys.executable, "-c", WORKER, *case.split()], cwd=ROOT,
+                          capture_output=True, text=True, timeout=600)  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    new, paths = done.stdout.splitlines()
+    assert new == "0", f"{new} kernels first called by the worker"
+    assert all(path.startswith(str(ROOT)) for path in paths.split()), paths  # this checkout
