@@ -308,7 +308,7 @@ def _processes_with(marker: str) -> list[int]:
     return pids
 
 
-@pytest.mark.slow
+@pytest.mark.manual  # a minute idle, four under load: Ray's cluster start, connects and stop
 def test_a_ray_start_cluster_by_its_addresses(reference):
     """A real cluster (`ray start --head`, token authentication as Ray sets it up by default)
     joined by address: `auto` (through RAY_ADDRESS), HOST:PORT and a Ray client (ray://): the

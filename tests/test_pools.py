@@ -117,11 +117,45 @@ if __name__ == "__main__":
 """
 
 
-@pytest.mark.slow
+SOLVER_TASK = """
+import sys
+
+from numba.core.registry import CPUDispatcher
+
+from solitaire_gym.solver import batch
+
+
+def kernels():
+    return {id(v): len(v.signatures) for m in list(sys.modules.values())
+            for v in vars(m).values() if isinstance(v, CPUDispatcher)}
+
+
+batch._init_worker()
+before = kernels()
+for tag in ("SH1-C4", "SH1-C1", "TF1-D1N", "TF1-D3N", "DS1-D1N", "DS1-D3V"):
+    batch.solve_deals([1, 2, 3], tag, None, 3000)  # solved, proven lost and out of budget
+after = kernels()
+print(len([k for k in after if after[k] != before.get(k)]), batch.__file__)
+"""
+
+
+def test_the_solver_pool_init_loads_what_solving_calls():
+    """What a worker of ``solve --jobs`` calls beyond its init (which its parent ran first): no
+    kernel, whatever the game and verdict. In a new process, as a worker is, so that every kernel
+    starts unloaded (the cold run below checks the same with the compiler; this one is cheap)."""
+    done = subprocess.run([sys.executable, "-c", SOLVER_TASK], cwd=ROOT, capture_output=True,
+                          text=True, timeout=600)  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    new, path = done.stdout.split()
+    assert new == "0", f"{new} kernels first called after the init"
+    assert path.startswith(str(ROOT)), path  # this checkout
+
+
+@pytest.mark.manual  # two minutes idle: the whole solver compiles
 def test_a_cold_solve_on_two_processes_compiles_once(tmp_path):
     """``solve --jobs 2`` with an empty cache (a new ``NUMBA_CACHE_DIR``): the parent compiles the
     solver before the pool starts, and the workers add or rewrite no cache file (a kernel that
-    compiles is saved to the cache at once). Minutes: the whole solver compiles."""
+    compiles is saved to the cache at once)."""
     env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "cache"))
     # -c, run from this checkout: its package, not another one installed
     done = subprocess.run([sys.executable, "-c", SOLVE_COLD], cwd=ROOT, env=env,
