@@ -41,14 +41,16 @@ demo: $(STAMP_DEMO)
 # The docs site is built last, strictly: its pictures are drawn by the package (docs/hooks.py).
 # The suite with its tests marked slow (a plain `pytest` leaves them out), not those marked
 # manual (minutes each, or a larger scale of a quicker test): `make test-all` runs those too.
+# One pytest process per core (pytest-xdist), each test file in one of them.
+PYTEST := $(BIN)/python -m pytest -n auto --dist loadfile
 test: $(STAMP_DEV) $(STAMP_DOCS)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	$(BIN)/python -m pytest --long slow tests solitaire_gym docs README.md
+	$(PYTEST) --long slow tests solitaire_gym docs README.md
 	$(MKDOCS) build --strict --quiet
 
 test-all: $(STAMP_DEV) $(STAMP_DOCS)
-	$(BIN)/python -m pytest --long all tests solitaire_gym docs README.md
+	$(PYTEST) --long all tests solitaire_gym docs README.md
 
 # The docs site into site/ (open site/index.html), warnings as errors, internal links checked.
 docs: $(STAMP_DOCS)

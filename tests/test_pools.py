@@ -226,7 +226,7 @@ print(module.__file__, sys.modules["agents"].__file__, sys.modules["solitaire_gy
     [
         "evaluate random SH1-C4 256",
         "evaluate solver DS1-D1V 3",
-        "evaluate learned TF1-D3N 8",
+        pytest.param("evaluate learned TF1-D3N 8", marks=pytest.mark.slow),  # torch, a network
         "train_rllib native double_solitaire 300",
         "train_rllib sync double_solitaire 1",
     ],
