@@ -1,5 +1,5 @@
-# Quickstart: `make demo` (the main job), `make test` (the whole suite, the docs site built
-# strictly) and `make docs` (the docs site, into site/). Each sets up .venv.
+# Quickstart: `make demo` (the main job), `make test` (the suite, the docs site built strictly)
+# and `make docs` (the docs site, into site/). Each sets up .venv.
 PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -9,7 +9,7 @@ STAMP_DOCS := $(VENV)/.installed-docs
 # mkdocs-material prints a banner about its successor on every build unless told not to
 MKDOCS := NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs
 
-.PHONY: demo test docs lint format bench clean
+.PHONY: demo test test-all docs lint format bench clean
 
 # The CPU build of torch that this kind of machine has on disk, installed with the extras (they
 # take any torch 2.x; an unpinned torch would pull a multi-GB CUDA build here).
@@ -43,11 +43,18 @@ demo: $(STAMP_DEMO)
 	$(BIN)/python experiments/demo.py --out runs/demo
 
 # The docs site is built last, strictly: its pictures are drawn by the package (docs/hooks.py).
+# The suite with its tests marked slow (a plain `pytest` leaves them out), not those marked
+# manual (minutes each, or a larger scale of a quicker test): `make test-all` runs those too.
+# One pytest process per core (pytest-xdist), each test file in one of them.
+PYTEST := $(BIN)/python -m pytest -n auto --dist loadfile
 test: $(STAMP_DEV) $(STAMP_DOCS)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	$(BIN)/python -m pytest tests solitaire_gym docs README.md
+	$(PYTEST) --long slow tests solitaire_gym docs README.md
 	$(MKDOCS) build --strict --quiet
+
+test-all: $(STAMP_DEV) $(STAMP_DOCS)
+	$(PYTEST) --long all tests solitaire_gym docs README.md
 
 # The docs site into site/ (open site/index.html), warnings as errors, internal links checked.
 docs: $(STAMP_DOCS)

@@ -43,6 +43,7 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 import argparse
 import contextlib
+import copy
 import csv
 import functools
 import io
@@ -444,6 +445,22 @@ def _load_ppo(path: str, data: bytes, kwargs: dict):
         return MaskablePPOAgent.load(local, **kwargs)
 
 
+def warm_here(make, game: str, options: dict, deals: list[int]) -> None:
+    """Compile (or load) here, once, the kernels that the workers of a local Ray call to play
+    ``deals`` with the player that ``make()`` builds, so that they only load them from numba's
+    cache instead of each compiling them at the same time (issue 43): the player plays a few moves
+    of the first deal, recorded as a trace is (the solver, whose games have no step limit, the
+    whole game), and the random player a few moves of a batch as large as a task's (the env's
+    kernels on all cores). The player is a copy: what it plays here leaves nothing behind (the
+    solver's solutions)."""
+    from agents.base import RandomAgent
+
+    first, batch = deals[:1], deals[:BATCH]
+    agent = copy.deepcopy(make)()
+    play_deals(agent, game, options, first, batch_size=BATCH, max_episode_steps=2, record=first)
+    play_deals(RandomAgent(), game, options, batch, batch_size=BATCH, max_episode_steps=2)
+
+
 def play(args, make, game: str, options: dict, deals: list[int], record) -> tuple[list, dict, dict]:
     """Every deal played by the agent that ``make()`` builds: here, or with ``--ray`` in
     ranges of deals on Ray. Returns the results (in the order of ``deals``), what the agent
@@ -456,8 +473,18 @@ def play(args, make, game: str, options: dict, deals: list[int], record) -> tupl
         if getattr(agent, "decisions", 0):  # the search player: the nodes it spent
             search["nodes_per_move"] = round(agent.nodes_spent / agent.decisions, 1)
         return results, dict(getattr(agent, "verdicts", None) or {}), search
-    from solitaire_gym.distributed import chunk_size, chunks, cluster_cpus, connect, map_chunks
+    from solitaire_gym.distributed import (
+        LOCAL,
+        check_address,
+        chunk_size,
+        chunks,
+        cluster_cpus,
+        connect,
+        map_chunks,
+    )
 
+    if check_address(args.ray) == LOCAL and deals:
+        warm_here(make, game, options, deals)
     r = connect(args.ray, jobs=args.jobs)
     size = args.chunk or chunk_size(len(deals), cluster_cpus(r))
     kwargs = {"batch_size": BATCH, "record": sorted(record)}

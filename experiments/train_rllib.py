@@ -26,8 +26,33 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout
 
 from agents.config import ConfigError, check_config, load_config
-from solitaire_gym.distributed import add_ray_argument
+from solitaire_gym.distributed import LOCAL, add_ray_argument, check_address
 from solitaire_gym.errors import SolitaireError
+
+
+def warm_here(cfg) -> None:
+    """Compile (or load) here, once, the env's kernels that every env runner of a local Ray calls,
+    so that the runners only load them from numba's cache instead of each compiling them at the
+    same time (issue 43): the env that a runner builds (``agents.rllib_training.make_env``: the
+    native vector env of ``num_envs`` games, or one game with ``rllib.vectorize: sync``), reset
+    and stepped twice with random legal moves."""
+    import numpy as np
+
+    from agents.rllib_training import env_config, make_env
+    from solitaire_gym.envs.sampling import random_legal_actions
+
+    config = env_config(cfg)
+    vector = cfg.rllib["vectorize"] == "native"
+    if vector:
+        config["num_envs"] = cfg.num_envs
+    env = make_env(config)
+    obs, _ = env.reset(seed=0)
+    rng = np.random.default_rng(0)
+    for _ in range(2):
+        masks = obs["action_mask"] if vector else obs["action_mask"][None]
+        actions = random_legal_actions(masks, rng)
+        obs, *_ = env.step(actions if vector else int(actions[0]))
+    env.close()
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -46,6 +71,8 @@ def main(argv: list[str] | None = None) -> int:
         from agents.rllib_training import RLlibRun
 
         out = Path(args.out) if args.out else Path("runs") / cfg.name
+        if check_address(args.ray) == LOCAL and cfg.rllib["num_env_runners"] > 0:
+            warm_here(cfg)  # before the runners start: one compile, not one per runner
         run = RLlibRun(cfg, out, progress=not args.no_progress)
         final = run.train(restart=args.restart, address=args.ray)
     except (ConfigError, SolitaireError) as e:

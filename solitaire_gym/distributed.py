@@ -243,8 +243,10 @@ def run_deals(
     of ``chunk`` deals (default :func:`chunk_size`); without it, ``jobs`` processes of this
     machine (default all; one deal per task, ``init`` run once in each; in this process when one
     job) do them. ``key`` gives a result's deal number: on Ray, a result whose deal was already
-    yielded (a task that ran twice) is dropped. With a local Ray, ``init`` runs here first: it
-    fills numba's disk cache once, which the workers then load instead of each compiling."""
+    yielded (a task that ran twice) is dropped. With a process pool or a local Ray, ``init`` runs
+    here first, before any worker starts: it fills numba's disk cache once (the one compile),
+    which the workers then only load; without it, every worker of a cold cache compiles the same
+    kernels at the same time (16 workers compiled the solver for minutes, issue 43)."""
     deals = list(deals)
     if ray is not None:
         address = check_address(ray)
@@ -265,9 +267,9 @@ def run_deals(
     jobs = (os.cpu_count() or 1) if jobs is None else int(jobs)
     if jobs < 1:
         raise ValueError(f"jobs must be 1 or more, not {jobs}")
+    if init is not None:
+        init()  # here first, once (a pool's workers then only load what it compiled)
     if jobs == 1 or len(deals) <= 1:
-        if init is not None:
-            init()
         for d in deals:
             yield from fn([d], *args)
         return

@@ -15,6 +15,51 @@ if torch is not None:
     torch.set_num_threads(1)
 
 
+# Long tests (the markers in pyproject.toml): a plain run leaves out those marked ``slow`` or
+# ``manual``; ``--long slow`` (make test, CI) runs the slow ones too and ``--long all`` (make
+# test-all) every one. A test named on the command line (``path::name``) runs whatever its mark,
+# and ``-m`` chooses by itself.
+LONG = {"none": ("slow", "manual"), "slow": ("manual",), "all": ()}
+
+
+def pytest_addoption(parser):
+    parser.addoption(
+        "--long",
+        choices=list(LONG),
+        default="none",
+        help="long tests to run too: none (the default), slow (make test, CI), all (make test-all)",
+    )
+
+
+def _named(config) -> list[str]:
+    """The test ids named on the command line (``path::name``), as pytest writes node ids."""
+    out = []
+    for arg in config.args:
+        path, sep, rest = arg.partition("::")
+        if sep:
+            try:
+                rel = Path(path).resolve().relative_to(config.rootpath).as_posix()
+            except ValueError:
+                rel = path
+            out.append(f"{rel}::{rest}")
+    return out
+
+
+def pytest_collection_modifyitems(config, items):
+    left_out = LONG[config.getoption("--long")]
+    if not left_out or config.getoption("markexpr"):
+        return
+    named = _named(config)
+    keep, drop = [], []
+    for item in items:
+        long = any(item.get_closest_marker(mark) for mark in left_out)
+        asked = any(item.nodeid == n or item.nodeid.startswith((f"{n}[", f"{n}::")) for n in named)
+        (drop if long and not asked else keep).append(item)
+    if drop:
+        config.hook.pytest_deselected(items=drop)
+        items[:] = keep
+
+
 @pytest.fixture(scope="session")
 def vectors():
     return json.loads((DATA / "RULES-vectors.json").read_text())

@@ -92,6 +92,7 @@ def test_addresses_and_chunks():
         chunks([1], 0)
 
 
+@pytest.mark.slow  # a local Ray
 def test_ray_gives_the_records_of_the_process_pool(local_ray, reference, tmp_path):
     v = parse_variant(GAME)
     pool, on_ray = tmp_path / "pool.jsonl", tmp_path / "ray.jsonl"
@@ -124,6 +125,7 @@ def _own_solver_workers() -> list[int]:
     return pids
 
 
+@pytest.mark.slow  # a local Ray
 def test_killed_worker_loses_and_repeats_no_deal(local_ray, reference, tmp_path):
     v = parse_variant(GAME)
     out = tmp_path / "killed.jsonl"
@@ -160,6 +162,7 @@ def _default_sigint() -> None:
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
+@pytest.mark.slow  # a local Ray
 def test_stopped_driver_resumes(tmp_path):
     # 200 deals, so that on a fast idle machine the stop still lands while deals are left
     deals = list(range(1, 201))
@@ -209,6 +212,7 @@ except KeyboardInterrupt:
 """
 
 
+@pytest.mark.slow  # a local Ray
 def test_ctrl_c_lands_while_a_long_task_runs():
     """Ctrl-C stops a Ray run at once, not when the task in flight ends (here a 10-minute
     sleep, which costs no CPU)."""
@@ -270,6 +274,7 @@ def _evaluate_module():
     return experiment("evaluate")
 
 
+@pytest.mark.slow  # a local Ray
 def test_evaluate_on_ray_plays_the_same_games(local_ray, tmp_path):
     evaluate = _evaluate_module()
     common = ["--policies", "random,solver", "--variants", "SH1-C4", "--deals", "300",
@@ -308,7 +313,7 @@ def _processes_with(marker: str) -> list[int]:
     return pids
 
 
-@pytest.mark.slow
+@pytest.mark.manual  # a minute idle, four under load: Ray's cluster start, connects and stop
 def test_a_ray_start_cluster_by_its_addresses(reference):
     """A real cluster (`ray start --head`, token authentication as Ray sets it up by default)
     joined by address: `auto` (through RAY_ADDRESS), HOST:PORT and a Ray client (ray://): the

@@ -299,6 +299,7 @@ def _child(code: str, cache, **env) -> subprocess.CompletedProcess:
     )
 
 
+@pytest.mark.slow  # compiles, in an empty cache
 def test_compile_notice_once_and_only_when_cold(tmp_path):
     from solitaire_gym._compile_notice import MESSAGE
 
@@ -329,6 +330,7 @@ def test_warmup_command_runs_every_part(tmp_path):
         assert seconds >= 0 and compiled >= 0
 
 
+@pytest.mark.slow  # compiles, in an empty cache
 def test_after_the_warmup_a_game_compiles_nothing(tmp_path):
     """After ``solitaire-gym warmup`` (its game part), a new process that plays to a foundation,
     writes the position as a dict and asks a card's rank and suit compiles no kernel of the

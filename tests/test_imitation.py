@@ -466,6 +466,7 @@ def test_there_are_committed_policies():
     assert {"SH1-C4", "TF1-D1N", "TF1-D3N", "DS1-D1N", "DS1-D3N"} <= set(committed_policies())
 
 
+@pytest.mark.slow  # a local Ray
 def test_teacher_data_on_ray_equals_local(tmp_path):
     """The shards made by Ray tasks (written by the driver from what the workers send back) hold
     the same records as those of the local path."""

@@ -177,8 +177,18 @@ def solve_deals(
     return [_solve_one((variant.code(d), max_seconds, max_nodes, clock)) for d in deals]
 
 
+WARM_CODE = "SH1-C4-AAAAAJ2"
+"""A deal solved in a few hundred nodes: :func:`_init_worker` solves it."""
+
+
 def _init_worker() -> None:
+    """Load (or compile, with a cold cache) every kernel that solving a deal calls: the search
+    (:func:`warm_up`), and what a solution goes through after it (shortened, written in moves,
+    replayed through :class:`Game`), from a short solvable deal. A pool runs it in its parent
+    before the workers start (:func:`solitaire_gym.distributed.run_deals`), so that they only
+    load."""
     warm_up()
+    solve(WARM_CODE, max_seconds=None, max_nodes=100_000)
 
 
 class _Progress:
