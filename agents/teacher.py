@@ -45,6 +45,7 @@ records.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import os
 from pathlib import Path
@@ -401,6 +402,20 @@ def _write_returned(out: Path, r: dict) -> dict:
     return r
 
 
+@contextlib.contextmanager
+def workers_closed(pool, bar):
+    """Around the loop over a pool's results: whatever happens, end the ``pool`` (a
+    ``multiprocessing`` pool, or None) and close the progress ``bar`` (or None)."""
+    try:
+        yield
+    finally:
+        if pool is not None:
+            pool.terminate()
+            pool.join()
+        if bar is not None:
+            bar.close()
+
+
 def _init_worker() -> None:
     try:
         import torch
@@ -507,17 +522,11 @@ def make_shards(
 
         pool = mp.get_context("spawn").Pool(min(jobs, len(tasks)), initializer=_init_worker)
         results = pool.imap_unordered(teach_chunk, tasks)
-    try:
+    with workers_closed(pool, bar):
         for r in results:
             for k in totals:
                 totals[k] += r[k]
             if bar is not None:
                 bar.update(r["deals"])
                 bar.set_postfix(won=totals["won"], positions=totals["positions"])
-    finally:
-        if pool is not None:
-            pool.terminate()
-            pool.join()
-        if bar is not None:
-            bar.close()
     return totals

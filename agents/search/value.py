@@ -220,6 +220,8 @@ def label_positions(variant: str, data: dict[str, np.ndarray], *, share: float =
     (:func:`agents.dataset.load_shards`: whole games, in the order played) of ``variant``:
     ``{"obs": (T, D) float32, "won": (T,) bool, "episode": (T,) deal, "undecided": n}``
     (module docstring)."""
+    from agents.teacher import workers_closed
+
     if variant not in VARIANTS:
         raise ValueError(f"variant {variant!r} is not one of {', '.join(VARIANTS)}")
     if not 0 < share <= 1:
@@ -247,7 +249,7 @@ def label_positions(variant: str, data: dict[str, np.ndarray], *, share: float =
     else:
         results = map(_label_games, tasks)
     parts_obs, parts_won, parts_ep, undecided = [], [], [], 0
-    try:
+    with workers_closed(pool, bar):
         for task, (o, w, e, u) in zip(tasks, results, strict=True):
             parts_obs.append(o)
             parts_won.append(w)
@@ -255,12 +257,6 @@ def label_positions(variant: str, data: dict[str, np.ndarray], *, share: float =
             undecided += u
             if bar is not None:
                 bar.update(len(task["games"]))
-    finally:
-        if pool is not None:
-            pool.terminate()
-            pool.join()
-        if bar is not None:
-            bar.close()
     return {"obs": np.concatenate(parts_obs), "won": np.concatenate(parts_won),
             "episode": np.concatenate(parts_ep), "undecided": undecided}  # fmt: skip
 
