@@ -402,6 +402,26 @@ def _write_returned(out: Path, r: dict) -> dict:
     return r
 
 
+def warm_teacher(variant: str, teacher: str = "safe-greedy") -> None:
+    """Compile (or load) here every kernel a worker of :func:`make_shards` calls, so that the
+    workers load them from numba's cache instead of each compiling them at once: a teacher's
+    game long enough to put cards on the foundations (the positions' records name them), a
+    solver's solution shortened and replayed, and the search's labels."""
+    from agents.play import VARIANTS
+    from solitaire_gym.solver import solve
+    from solitaire_gym.solver.batch import WARM_CODE
+    from solitaire_gym.solver.search import warm_up
+
+    game, options = VARIANTS[variant]
+    teach_deal(game, options, 0, max_steps=40, max_nodes=100)
+    warm_up()
+    solve(WARM_CODE, max_seconds=None, max_nodes=100_000)
+    if teacher == "search":
+        from agents.search.expert import search_episodes
+
+        search_episodes(game, options, [0], nodes=64, max_steps=2)
+
+
 @contextlib.contextmanager
 def workers_closed(pool, bar):
     """Around the loop over a pool's results: whatever happens, end the ``pool`` (a
@@ -496,14 +516,7 @@ def make_shards(
 
         bar = tqdm(total=sum(t["hi"] - t["lo"] for t in tasks), unit="deal", desc=variant)
     if tasks:
-        # compile (or load) the kernels here once, so that the workers load them from numba's
-        # cache instead of each compiling them at the same time
-        game, options = VARIANTS[variant]
-        teach_deal(game, options, 0, max_steps=2, max_nodes=100)
-        if teacher == "search":
-            from agents.search.expert import search_episodes
-
-            search_episodes(game, options, [0], nodes=64, max_steps=2)
+        warm_teacher(variant, teacher)
     pool = None
     if ray is not None:
         from solitaire_gym.distributed import map_chunks

@@ -242,3 +242,37 @@ def test_the_experiments_warm_here_what_their_workers_call(case):
     new, paths = done.stdout.splitlines()
     assert new == "0", f"{new} kernels first called by the worker"
     assert all(path.startswith(str(ROOT)) for path in paths.split()), paths  # this checkout
+
+
+TEACHER_TASK = """
+import sys
+import tempfile
+
+from numba.core.registry import CPUDispatcher
+
+from agents.teacher import teach_chunk, warm_teacher
+
+
+def kernels():
+    return {id(v): len(v.signatures) for m in list(sys.modules.values())
+            for v in vars(m).values() if isinstance(v, CPUDispatcher)}
+
+
+variant, teacher = sys.argv[1:]
+warm_teacher(variant, teacher)  # what make_shards runs in its parent
+before = kernels()
+teach_chunk({"variant": variant, "lo": 0, "hi": 2, "out": tempfile.mkdtemp(), "teacher": teacher,
+             "nodes": 64, "max_nodes": 20000})  # a worker's task
+after = kernels()
+print(len([k for k in after if after[k] != before.get(k)]))
+"""
+
+
+@pytest.mark.parametrize("case", ["SH1-C4 safe-greedy", "DS1-D3N safe-greedy", "TF1-D3N search"])
+def test_the_teacher_warms_here_what_its_workers_call(case):
+    """``agents.teacher.make_shards`` runs ``warm_teacher`` before its pool starts: a worker's
+    task then calls no kernel that is not loaded already. In a new process, as a worker is."""
+    done = subprocess.run([sys.executable, "-c", TEACHER_TASK, *case.split()], cwd=ROOT,
+                          capture_output=True, text=True, timeout=600)  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.split()[-1] == "0", f"{done.stdout.split()[-1]} kernels first called"
