@@ -52,6 +52,9 @@ def local_ray():
     """One local Ray for this module, whose processes carry TOKEN in their environment (so the
     test kills only its own workers)."""
     os.environ["SOLITAIRE_GYM_TEST_TOKEN"] = TOKEN
+    # a test file run before this one in the same process (pytest-xdist runs several in each
+    # worker) may have left its local Ray connected (solitaire_gym.distributed.connect keeps it)
+    ray.shutdown()
     try:
         ray.init(num_cpus=2, include_dashboard=False, object_store_memory=128 << 20)
         yield ray
