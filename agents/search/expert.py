@@ -71,12 +71,12 @@ def search_episodes(
         student.reset(n)
     limit = max_steps or DEFAULT_MAX_EPISODE_STEPS[opts.variant.prefix]
     records: list[list[tuple]] = [[] for _ in range(n)]
+    steps = np.zeros(n, np.int64)  # positions recorded per game
     unsafe_run = np.zeros(n, np.int64)
     starts = np.ones(n, bool)
     act = np.empty(n, np.int64)
 
     def still(active: np.ndarray) -> np.ndarray:
-        steps = np.array([len(r) for r in records])
         over = (stop_unsafe > 0) & (unsafe_run >= stop_unsafe)
         return active & ~core.won & (core.counts > 0) & (steps < limit) & ~over
 
@@ -93,6 +93,7 @@ def search_episodes(
         starts[:] = False
         for i in np.flatnonzero(active):
             records[i].append((obs[i], masks[i], labels[i], safe[i], played[i]))
+        steps += active
         unsafe_run = np.where(safe, 0, unsafe_run + 1)
         act[:] = kernels.ROW_REFRESH
         act[active] = played[active]

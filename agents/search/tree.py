@@ -124,11 +124,11 @@ class TreeSearch(EngineSearch):
         out[rows[forced]] = [m[0] for m, f in zip(legal, forced, strict=True) if f]
         todo = np.flatnonzero(~forced)
         if todo.size:
-            out[rows[todo]] = self._search(src, rows[todo], legal, todo, [rngs[i] for i in todo])
+            out[rows[todo]] = self._search(src, rows[todo], [rngs[i] for i in todo])
         self.decisions += rows.size
         return out
 
-    def _search(self, src, rows, legal, todo, rngs) -> np.ndarray:
+    def _search(self, src, rows, rngs) -> np.ndarray:
         g = rows.size
         core = self._batch(0, g)
         idx = np.arange(g, dtype=np.int64)
@@ -148,7 +148,7 @@ class TreeSearch(EngineSearch):
         v0, pri0 = self._evaluate(core, idx, np.full(g, n_act, np.int64))
         trees = [[_Node(pri0[i][0], pri0[i][1], float(v0[i]))] for i in range(g)]
         allowed = [np.ones(trees[i][0].moves.size, bool) for i in range(g)]
-        width = max(m.size for m in (legal[t] for t in todo))
+        width = max(tree[0].moves.size for tree in trees)
         for j in range(width):
             act = np.full(g, kernels.ROW_SKIP, np.int64)
             has = np.array([trees[i][0].moves.size > j for i in range(g)]) & (spent < self.nodes)
