@@ -92,6 +92,9 @@ def test_search_episodes_check_their_input():
     game, options = SH
     with pytest.raises(ArgumentError, match="at least one deal"):
         search_episodes(game, options, [])
+    for bad in (-1, 2**70, "x", 1.5):
+        with pytest.raises(ArgumentError, match="a deal is a number in 0"):
+            search_episodes(game, options, [3, bad])
     with pytest.raises(ArgumentError, match="stop_unsafe must be a non-negative integer"):
         search_episodes(game, options, [1], stop_unsafe=-1)
     with pytest.raises(ArgumentError, match="nodes must be an integer"):

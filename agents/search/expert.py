@@ -31,7 +31,7 @@ from agents.base import Agent, GameView
 from agents.dataset import Episode
 from agents.search.rollouts import DEFAULT_NODES, RolloutSearch
 from solitaire_gym.envs import kernels
-from solitaire_gym.envs.core import DEFAULT_MAX_EPISODE_STEPS, EnvCore, EnvOptions
+from solitaire_gym.envs.core import DEFAULT_MAX_EPISODE_STEPS, MAX_DEAL, EnvCore, EnvOptions
 from solitaire_gym.errors import ArgumentError, is_int, shown
 
 
@@ -51,9 +51,13 @@ def search_episodes(
 
     A game ends when won, stuck, after ``max_steps`` moves (the env's step limit by default), or
     after ``stop_unsafe`` unsafe labels in a row (0: never; module docstring)."""
-    deals = [int(d) for d in deals]
+    deals = list(deals)
     if not deals:
         raise ArgumentError("search_episodes needs at least one deal")
+    for d in deals:
+        if not is_int(d) or not 0 <= d <= MAX_DEAL:
+            raise ArgumentError(f"a deal is a number in 0 … {MAX_DEAL}, not {shown(d)}")
+    deals = [int(d) for d in deals]
     for name, v in (("stop_unsafe", stop_unsafe), ("max_steps", max_steps or 1)):
         if not is_int(v) or v < 0:
             raise ArgumentError(f"{name} must be a non-negative integer, not {shown(v)}")
