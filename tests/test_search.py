@@ -109,8 +109,11 @@ def test_search_is_blind_to_hidden_cards(tag):
     assert_blind(RolloutSearch(game, options, nodes=48, seed=3), tag, 12)
 
 
-def test_search_is_deterministic_and_independent_of_its_batch():
-    game, options = VARIANTS["TF1-D3N"]
+@pytest.mark.parametrize("tag", ["TF1-D3N", "SH1-C4"])
+def test_search_is_deterministic_and_independent_of_its_batch(tag):
+    """Determinizations (TF1-D3N) and noisy rollouts (SH1-C4) draw from each game's own
+    generator: a game plays the same alone, in a batch, and again."""
+    game, options = VARIANTS[tag]
     deals = [0, 1, 2]
     together = play_deals(RolloutSearch(game, options, nodes=32), game, options, deals)
     again = play_deals(RolloutSearch(game, options, nodes=32), game, options, deals)
@@ -120,13 +123,85 @@ def test_search_is_deterministic_and_independent_of_its_batch():
         assert a.to_dict() == b.to_dict() == c.to_dict()
 
 
-@pytest.mark.parametrize("level", [1, 2])
-def test_search_stays_within_its_budget(level):
-    game, options = VARIANTS["SH1-C4"]
+@pytest.mark.parametrize(("tag", "level"), [("SH1-C4", 1), ("SH1-C4", 2), ("TF1-D1N", 1)])
+def test_search_stays_within_its_budget(tag, level, monkeypatch):
+    """Every decision, further waves included, spends at most its budget (counted per decision:
+    the agent's counter is read after each move)."""
+    game, options = VARIANTS[tag]
     agent = RolloutSearch(game, options, nodes=100, level=level)
+    spent = []
+    decide = agent._decide
+
+    def counted(*args):
+        before = agent.nodes_spent
+        out = decide(*args)
+        spent.append(agent.nodes_spent - before)
+        return out
+
+    monkeypatch.setattr(agent, "_decide", counted)
     results = play_deals(agent, game, options, [7, 8, 9], max_episode_steps=30)
     assert agent.decisions == sum(r.steps for r in results) > 0
-    assert 0 < agent.nodes_spent <= 100 * agent.decisions
+    assert agent.nodes_spent > 0 and max(spent) <= 100 * 3  # three games decide together
+
+
+def test_search_spends_what_short_rollouts_leave_on_further_waves(monkeypatch):
+    """Seahaven rollouts often end stuck long before their length: the budget they leave pays
+    for further waves (noisy rollouts), never more than the budget in all."""
+    game, options = VARIANTS["SH1-C4"]
+    agent = RolloutSearch(game, options, nodes=1024)
+    waves = []
+    wave = agent._wave
+
+    def counted(*args):
+        waves.append(agent.nodes_spent)
+        return wave(*args)
+
+    monkeypatch.setattr(agent, "_wave", counted)
+    core = _core("SH1-C4", 1)
+    core.deal(np.arange(1), np.array([2]))
+    agent.act(core.obs, core.masks, starts=np.ones(1, bool), view=GameView(core))
+    assert len(waves) >= 2 and 0 < waves[1] < agent.nodes_spent <= 1024
+
+
+def test_search_follows_a_won_line_without_searching():
+    """Seahaven hides nothing: once a copy is won, the search plays that copy's line on, move
+    for move, spending no nodes, and the real game is won as the copy was."""
+    game, options = VARIANTS["SH1-C4"]
+    agent = RolloutSearch(game, options, nodes=256)
+    core = _core("SH1-C4", 1)
+    core.deal(np.arange(1), np.array([3]))
+    view = GameView(core)
+    starts = np.ones(1, bool)
+    spent_after_win = None
+    for _ in range(400):
+        if core.won[0] or core.counts[0] == 0:
+            break
+        act = agent.act(core.obs, core.masks, starts=starts, view=view)
+        starts[:] = False
+        line = agent.lines.get(0)
+        if spent_after_win is None and line is not None and line.value >= 1:
+            spent_after_win = agent.nodes_spent
+            expected = line.moves[line.at - 1 :]  # the move just played, then the rest
+            played = []
+        if spent_after_win is not None:
+            played.append(int(act[0]))
+        core.step(act)
+    assert core.won[0], "deal 3 is won by search@256 (measured)"
+    assert spent_after_win is not None and agent.nodes_spent == spent_after_win
+    assert played == expected
+
+
+def test_a_line_is_dropped_when_the_game_plays_another_move():
+    game, options = VARIANTS["SH1-C4"]
+    agent = RolloutSearch(game, options, nodes=256)
+    core = _core("SH1-C4", 1)
+    core.deal(np.arange(1), np.array([3]))
+    one = np.ones(1, bool)
+    move, _ = agent.label(core.obs, core.masks, starts=one, active=one, view=GameView(core))
+    assert 0 in agent.lines and agent.lines[0].next == move[0]
+    other = int(np.flatnonzero(core.masks[0] & (np.arange(core.masks.shape[1]) != move[0]))[0])
+    agent.played(core.obs, core.masks, np.array([other]), one)
+    assert 0 not in agent.lines
 
 
 @pytest.mark.parametrize("nodes", [1, 5, 16, 64, 256, 1024, 5000])

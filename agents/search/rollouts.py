@@ -24,6 +24,15 @@ foundations, or, with a value network (``value``; names ``search@N-v``), the net
 that its last position is winnable (0 when stuck: ``agents/search/value.py``). A candidate's value is its mean over the copies; the best candidate is played, ties
 to the greedy order.
 
+**Lines.** Where a game hides no card (Seahaven Towers always, the others once every card has
+been seen), a copy plays exactly as the real game would: the search keeps, per game, the line of
+moves its best candidate's rollout played (the candidate's move, then the rollout's) and that
+line's value. At the next decision the line's next move is played when the line is worth at least
+the best candidate the new search finds; a won line is followed without searching (no nodes). So
+the value the game is heading for never drops, as in nested Monte Carlo search (Cazenave 2009).
+The line is dropped when another move is played, when the game starts anew and wherever a card is
+unseen (a line found on one sampled deal proves nothing about the real one).
+
 **Circles.** The candidates are taken in the greedy player's order *with its memory of the
 game*: the moves played least often from this very position first. And the search remembers,
 per game, every position it has stood on (hashes of the observation: what the player sees); a
@@ -59,7 +68,14 @@ MAX_DEPTH = 400
 MIN_ROLLOUT = 32
 """Fewest rollout moves per candidate the budget is shared for: with fewer nodes, fewer of the
 greedy player's first choices are candidates (two below 99 nodes)."""
+MAX_CANDIDATES = 8
+"""Most candidates per decision: a larger budget goes into longer rollouts and more samples."""
 CIRCLE_PENALTY = 2.0
+NOISE = 25.0
+"""Scale of the Gumbel noise added to the greedy player's priorities in a noisy rollout (the
+priorities step by 5 to 50: docs of ``agents/greedy.py``)."""
+MIN_WAVE = 8
+"""Fewest rollout moves a further wave of rollouts is run for (``_search_group``)."""
 MAX_ROWS = 4096
 """Copies simulated together (rows of one engine batch)."""
 
@@ -69,7 +85,7 @@ def plan(nodes: int, legal: int, samples: int, level: int) -> tuple[int, int, in
     determinizations at ``level``: (candidates, copies per candidate, moves per rollout, nodes per
     inner search (0 at level 1)). The first moves cost ``candidates · copies`` nodes, the rollouts
     at most ``candidates · copies · moves · (1 + inner)``: never more than ``nodes`` in all."""
-    c = max(1, min(legal, nodes, max(2, nodes // (1 + MIN_ROLLOUT))))
+    c = max(1, min(legal, nodes, MAX_CANDIDATES, max(2, nodes // (1 + MIN_ROLLOUT))))
     k = max(1, min(samples, nodes // (c * (1 + MIN_ROLLOUT))))
     per = nodes // (c * k)  # nodes per candidate and copy, its first move included
     if level <= 1:
@@ -109,10 +125,12 @@ class RolloutSearch(EngineSearch):
         self._rollout = GreedyAgent(game, options, memory=2 * MAX_DEPTH + 16)
         self._ranker = GreedyAgent(game, options, memory=16)  # priorities only: never records
         self._order = GreedyAgent(game, options)  # the real games' order, with greedy's memory
+        self.lines: dict[int, _Line] = {}
 
     def reset(self, n: int | None = None) -> None:
         super().reset(n)
         self._order.reset(n)
+        self.lines = {}
 
     # ---- simulation batches ------------------------------------------------------------------
     def _priorities(self, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
@@ -155,39 +173,77 @@ class RolloutSearch(EngineSearch):
         """Remember that the ``active`` games played ``actions`` from ``obs``: the candidates'
         order follows the real game (greedy's memory of the moves played from each position)."""
         playing = np.asarray(active, bool) & np.asarray(masks).any(axis=1)
-        self._order.commit(obs, masks, np.asarray(actions, np.int64), playing)
+        actions = np.asarray(actions, np.int64)
+        self._order.commit(obs, masks, actions, playing)
+        for r in np.flatnonzero(playing).tolist():
+            line = self.lines.get(r)
+            if line is not None and not line.advance(int(actions[r])):
+                del self.lines[r]
 
     def _decide(self, obs, masks, starts, active, view) -> tuple[np.ndarray, np.ndarray]:
         out = np.zeros(len(masks), np.int64)
         wins = np.zeros(len(masks), bool)
+        for r in np.flatnonzero(starts).tolist():
+            self.lines.pop(r, None)
         rows = np.flatnonzero(np.asarray(active, bool) & masks.any(axis=1))
         _, rngs = self._stand(obs, starts, rows, view)
         if rows.size == 0:
             return out, wins
+        self.decisions += rows.size
+        # a game that hides nothing and holds a won line plays it on without searching
+        seen = unseen_counts(view.state, rows) == 0
+        lines: list[_Line | None] = []
+        for i, r in enumerate(rows.tolist()):
+            line = self.lines.get(r) if seen[i] else self.lines.pop(r, None)
+            if line is not None and not masks[r, line.next]:  # not this game's line any more
+                line = self.lines.pop(r)
+            lines.append(line)
+        follow = np.array([line is not None and line.value >= 1.0 for line in lines], bool)
+        for i in np.flatnonzero(follow):
+            out[rows[i]] = lines[i].next
+            wins[rows[i]] = True
+        search = np.flatnonzero(~follow)
+        if search.size == 0:
+            return out, wins
+        rows_s = rows[search]
         # the greedy player's order in the real game: the moves least played from this very
         # position first (its memory of the game), then its priorities
         playing = np.zeros(len(masks), bool)
-        playing[rows] = True
-        prefs = self._order.preferences(obs, masks, starts, playing)[rows]
-        visited = [self.visited[int(r)] for r in rows]
-        won = np.ones(rows.size, bool)
-        out[rows] = self._choose(view.state, rows, prefs, self.level, self.nodes, rngs, visited,
-                                 won)  # fmt: skip
-        wins[rows] = won
-        self.decisions += rows.size
+        playing[rows_s] = True
+        prefs = self._order.preferences(obs, masks, starts, playing)[rows_s]
+        visited = [self.visited[int(r)] for r in rows_s]
+        won = np.ones(rows_s.size, bool)
+        found: list[_Line | None] = [None] * rows_s.size
+        record = [bool(seen[i]) for i in search]
+        out[rows_s] = self._choose(view.state, rows_s, prefs, self.level, self.nodes,
+                                   [rngs[i] for i in search], visited, won,
+                                   (record, found))  # fmt: skip
+        wins[rows_s] = won
+        for j, i in enumerate(search.tolist()):
+            r, old, new = int(rows[i]), lines[i], found[j]
+            if old is not None and (new is None or old.value >= new.value):
+                out[r] = old.next  # the line kept is worth at least what this search found
+                wins[r] = old.value >= 1.0
+            elif new is not None:
+                self.lines[r] = new
+            else:
+                self.lines.pop(r, None)
         return out, wins
 
-    def _choose(self, src, rows, prefs, level, nodes, rngs, visited, won=None) -> np.ndarray:
+    def _choose(self, src, rows, prefs, level, nodes, rngs, visited, won=None,
+                lines=None) -> np.ndarray:  # fmt: skip
         """The move for each game ``rows`` of state ``src``; ``prefs`` their priorities. At the
         root (``rngs`` given) the copies' unseen cards are dealt anew; inside a level-2 rollout
         the copy is searched as it is (it is a sample already). ``won`` (optional, one per game)
         receives whether a copy was won after the move chosen (left as it is for a forced
-        move)."""
+        move); ``lines`` (optional: which games to record, and a list receiving a
+        :class:`_Line` for each recorded game that was searched) the line its best copy
+        played."""
         orders = [np.flatnonzero(np.isfinite(p)) for p in prefs]
         orders = [o[np.argsort(-prefs[i, o], kind="stable")] for i, o in enumerate(orders)]
         hidden = unseen_counts(src, rows) if rngs is not None else np.zeros(rows.size, np.int64)
         plans = [
-            plan(nodes, o.size, self.samples if hidden[i] > 0 else 1, level)
+            plan(nodes, o.size, self.samples if hidden[i] > 0 or rngs is not None else 1, level)
             for i, o in enumerate(orders)
         ]
         out = np.array([o[0] for o in orders], np.int64)
@@ -198,60 +254,119 @@ class RolloutSearch(EngineSearch):
         for i in [*todo, None]:
             need = 0 if i is None else plans[i][0] * plans[i][1]
             if group and (i is None or size + need > MAX_ROWS):
-                self._search_group(src, rows, group, orders, plans, level, rngs, hidden, visited,
-                                   out, won)  # fmt: skip
+                self._search_group(src, rows, group, orders, plans, level, nodes, rngs, hidden,
+                                   visited, out, won, lines)  # fmt: skip
                 group, size = [], 0
             if i is not None:
                 group.append(i)
                 size += need
         return out
 
-    def _search_group(self, src, rows, group, orders, plans, level, rngs, hidden, visited,
-                      out, won=None) -> None:  # fmt: skip
-        """Search the games ``group`` (indices into ``rows``) on one batch of copies: ``hidden``
-        their unseen cards (dealt anew at the root), ``out`` receives their moves and ``won``
-        (if given) whether a copy was won after each."""
-        # the copies: game i, candidate j, determinization k
+    def _search_group(self, src, rows, group, orders, plans, level, nodes, rngs, hidden,
+                      visited, out, won=None, lines=None) -> None:  # fmt: skip
+        """Search the games ``group`` (indices into ``rows``) on batches of copies: ``hidden``
+        their unseen cards (dealt anew at the root), ``nodes`` each one's budget; ``out``
+        receives their moves, ``won`` (if given) whether a copy was won after each and ``lines``
+        (if given) their lines.
+
+        At the root, the nodes a wave of rollouts leaves unspent (rollouts that end stuck or won
+        early) pay for further waves, with new noise or new determinizations, while they can
+        afford rollouts of ``MIN_WAVE`` moves; a game that hides nothing stops at its first
+        win."""
+        c_of = {i: plans[i][0] for i in group}
+        tally = {i: _Tally(c_of[i]) for i in group}
+        left = dict.fromkeys(group, nodes)
+        wave = 0
+        todo = list(group)
+        while todo:
+            now = {}
+            for i in todo:
+                c, k, depth, inner = plans[i]
+                afford = (left[i] // (c * k) - 1) // (inner + 1)
+                if wave == 0 or afford >= MIN_WAVE:
+                    now[i] = (c, k, min(depth, afford) if wave else depth, inner)
+            if not now:
+                break
+            self._wave(src, rows, now, orders, level, rngs, hidden, visited, wave, tally, left)
+            wave += 1
+            todo = [
+                i for i in now
+                if rngs is not None and not (hidden[i] == 0 and tally[i].won.any())
+            ]  # fmt: skip
+        for i in group:
+            t = tally[i]
+            # a game that hides nothing can replay its best copy (its line): the best counts;
+            # elsewhere a copy is one sampled deal: the mean counts
+            v = t.best if rngs is not None and hidden[i] == 0 else t.total / t.count
+            best = int(np.argmax(v))
+            out[i] = orders[i][best]
+            if won is not None:
+                won[i] = bool(t.won[best])
+            if lines is not None and lines[0][i] and t.line[best] is not None:
+                lines[1][i] = _Line(t.line[best], float(t.best[best]))
+
+    def _wave(self, src, rows, now, orders, level, rngs, hidden, visited, wave, tally,
+              left) -> None:  # fmt: skip
+        """One wave of rollouts: for each game ``i`` of ``now`` (its (candidates, copies,
+        moves, inner nodes)), ``copies`` rollouts after each candidate, added to ``tally[i]``;
+        ``left[i]`` pays for them."""
+        group = list(now)
         game_of, first = [], []
         for i in group:
-            c, k = plans[i][0], plans[i][1]
+            c, k = now[i][0], now[i][1]
             game_of += [i] * (c * k)
             first += [int(orders[i][j]) for j in range(c) for _ in range(k)]
         game_of = np.array(game_of, np.int64)
         n = game_of.size
         core = self._batch(level, n)
         copy_rows(core.state, np.arange(n), src, rows[game_of])
-        if rngs is not None:  # deal the unseen cards anew: copy k of every candidate alike
+        # where cards are hidden, copy k of every candidate is dealt alike; where nothing is
+        # hidden, copy k of a candidate is a noisy rollout (NOISE), but for copy 0 of the first
+        # wave (greedy itself); each copy's noise comes from its own key, so no copy depends on
+        # the others in the batch
+        noisy = np.zeros(n, bool)
+        keys = np.zeros(n, np.uint64)
+        if rngs is not None:
             start = 0
             dst, src_rows = [], []
             for i in group:
-                c, k = plans[i][0], plans[i][1]
+                c, k = now[i][0], now[i][1]
                 if hidden[i] > 0:
                     base = np.arange(start, start + k)  # candidate 0's copies
                     redeal_unseen(core.state, base, rngs[i])
                     dst.append(np.arange(start + k, start + c * k))
                     src_rows.append(np.tile(base, c - 1))
+                elif k > 1 or wave > 0:
+                    kk = np.tile(np.arange(k), c)
+                    noisy[start : start + c * k] = (kk > 0) | (wave > 0)
+                    base = np.uint64(rngs[i].integers(1 << 62))
+                    keys[start : start + c * k] = base + kk.astype(np.uint64)
                 start += c * k
             if dst:
                 copy_rows(core.state, np.concatenate(dst), core.state, np.concatenate(src_rows))
-        all_rows = np.arange(n, dtype=np.int64)
-        core.refresh(all_rows)
+        core.refresh(np.arange(n, dtype=np.int64))
         core.step(np.array(first, np.int64))
         spent = n
         circle = np.zeros(n, bool)
         if visited is not None:
             h = obs_hashes(core.obs)
             circle = np.array([int(h[r]) in visited[game_of[r]] for r in range(n)], bool)
-        depth = np.array([plans[i][2] for i in game_of], np.int64)
-        inner = np.array([plans[i][3] for i in game_of], np.int64)
+        depth = np.array([now[i][2] for i in game_of], np.int64)
+        inner = np.array([now[i][3] for i in game_of], np.int64)
         steps = np.zeros(n, np.int64)
         playing = ~core.won & (core.counts > 0) & (steps < depth)
         starts = np.ones(n, bool)
         act = np.empty(n, np.int64)
+        trail = np.zeros((n, int(depth.max(initial=0))), np.int32)
         while playing.any():
             act[:] = kernels.ROW_SKIP
             if level <= 1:
-                chosen = self._rollout.act(core.obs, core.masks, starts=starts, active=playing)
+                ranks = self._rollout.preferences(core.obs, core.masks, starts, playing)
+                shake = np.flatnonzero(noisy & playing)
+                if shake.size:
+                    ranks[shake] += NOISE * _gumbel(keys[shake], steps[shake], ranks.shape[1])
+                chosen = np.argmax(ranks, axis=1)
+                self._rollout.commit(core.obs, core.masks, chosen, playing)
                 act[playing] = chosen[playing]
             else:
                 for budget in np.unique(inner[playing]):  # inner searches count their own nodes
@@ -261,6 +376,7 @@ class RolloutSearch(EngineSearch):
                                              None)  # fmt: skip
             starts[:] = False
             spent += int(playing.sum())
+            trail[playing, steps[playing]] = act[playing]
             core.step(act)
             steps[playing] += 1
             playing &= ~core.won & (core.counts > 0) & (steps < depth)
@@ -272,10 +388,67 @@ class RolloutSearch(EngineSearch):
         self.nodes_spent += spent
         start = 0
         for i in group:
-            c, k = plans[i][0], plans[i][1]
-            v = value[start : start + c * k].reshape(c, k).mean(axis=1)
-            best = int(np.argmax(v))
-            out[i] = orders[i][best]
-            if won is not None:
-                won[i] = bool(core.won[start + best * k : start + (best + 1) * k].any())
+            c, k = now[i][0], now[i][1]
+            sl = slice(start, start + c * k)
+            left[i] -= int((1 + steps[sl] * (1 + inner[sl])).sum())
+            per = value[sl].reshape(c, k)
+            t = tally[i]
+            t.total += per.sum(axis=1)
+            t.count += k
+            t.won |= core.won[sl].reshape(c, k).any(axis=1)
+            for j in np.flatnonzero(per.max(axis=1) > t.best):
+                r = start + j * k + int(np.argmax(per[j]))
+                t.best[j] = value[r]
+                t.line[j] = [int(orders[i][j]), *trail[r, : steps[r]].tolist()]
             start += c * k
+
+
+class _Tally:
+    """What the waves found for one game's ``c`` candidates: the sum and count of their copies'
+    values, the best value and the line of the copy that reached it, and whether one was won."""
+
+    __slots__ = ("best", "count", "line", "total", "won")
+
+    def __init__(self, c: int) -> None:
+        self.total = np.zeros(c)
+        self.count = 0
+        self.best = np.full(c, -np.inf)
+        self.line: list[list[int] | None] = [None] * c
+        self.won = np.zeros(c, bool)
+
+
+def _gumbel(keys: np.ndarray, steps: np.ndarray, width: int) -> np.ndarray:
+    """Standard Gumbel noise, (len(keys), width), a pure function of each row's key, its step
+    and the column (a splitmix64 hash): the same copy draws the same noise in any batch."""
+    with np.errstate(over="ignore"):
+        z = keys[:, None] * np.uint64(0x9E3779B97F4A7C15)
+        z = z + steps.astype(np.uint64)[:, None] * np.uint64(0xD1B54A32D192ED03)
+        z = z + np.arange(width, dtype=np.uint64)[None, :] * np.uint64(0xBF58476D1CE4E5B9)
+        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+        z = z ^ (z >> np.uint64(31))
+    u = ((z >> np.uint64(11)).astype(np.float64) + 0.5) / float(1 << 53)
+    return -np.log(-np.log(u))
+
+
+class _Line:
+    """A line of moves from a game's position and the value its simulation ended with;
+    ``next`` is the move it plays from the game's position now."""
+
+    __slots__ = ("at", "moves", "value")
+
+    def __init__(self, moves: list[int], value: float) -> None:
+        self.moves = [int(m) for m in moves]
+        self.at = 0
+        self.value = value
+
+    @property
+    def next(self) -> int:
+        return self.moves[self.at]
+
+    def advance(self, played: int) -> bool:
+        """The game played ``played``: whether the line goes on from the new position."""
+        if played != self.next:
+            return False
+        self.at += 1
+        return self.at < len(self.moves)
