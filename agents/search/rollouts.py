@@ -297,7 +297,7 @@ class RolloutSearch(EngineSearch):
             t = tally[i]
             # a game that hides nothing can replay its best copy (its line): the best counts;
             # elsewhere a copy is one sampled deal: the mean counts
-            v = t.best if rngs is not None and hidden[i] == 0 else t.total / t.count
+            v = t.best if rngs is not None and hidden[i] == 0 else t.sample.mean(axis=1)
             best = int(np.argmax(v))
             out[i] = orders[i][best]
             if won is not None:
@@ -331,12 +331,17 @@ class RolloutSearch(EngineSearch):
             dst, src_rows = [], []
             for i in group:
                 c, k = now[i][0], now[i][1]
+                t = tally[i]
                 if hidden[i] > 0:
-                    base = np.arange(start, start + k)  # candidate 0's copies
-                    redeal_unseen(core.state, base, rngs[i])
+                    # the same k deals in every wave: sample kk of wave 0 is dealt from seed kk
+                    if t.seeds is None:
+                        t.seeds = rngs[i].integers(1 << 62, size=k)
+                    for kk in range(k):
+                        rng = np.random.default_rng(int(t.seeds[kk]))
+                        redeal_unseen(core.state, [start + kk], rng)  # candidate 0's copies
                     dst.append(np.arange(start + k, start + c * k))
-                    src_rows.append(np.tile(base, c - 1))
-                elif k > 1 or wave > 0:
+                    src_rows.append(np.tile(np.arange(start, start + k), c - 1))
+                if wave > 0 or (hidden[i] == 0 and k > 1):
                     kk = np.tile(np.arange(k), c)
                     noisy[start : start + c * k] = (kk > 0) | (wave > 0)
                     base = np.uint64(rngs[i].integers(1 << 62))
@@ -393,8 +398,10 @@ class RolloutSearch(EngineSearch):
             left[i] -= int((1 + steps[sl] * (1 + inner[sl])).sum())
             per = value[sl].reshape(c, k)
             t = tally[i]
-            t.total += per.sum(axis=1)
-            t.count += k
+            if t.sample is None:
+                t.sample = per.copy()
+            else:
+                np.maximum(t.sample, per, out=t.sample)
             t.won |= core.won[sl].reshape(c, k).any(axis=1)
             for j in np.flatnonzero(per.max(axis=1) > t.best):
                 r = start + j * k + int(np.argmax(per[j]))
@@ -407,11 +414,11 @@ class _Tally:
     """What the waves found for one game's ``c`` candidates: the sum and count of their copies'
     values, the best value and the line of the copy that reached it, and whether one was won."""
 
-    __slots__ = ("best", "count", "line", "total", "won")
+    __slots__ = ("best", "line", "sample", "seeds", "won")
 
     def __init__(self, c: int) -> None:
-        self.total = np.zeros(c)
-        self.count = 0
+        self.sample: np.ndarray | None = None  # (c, k): the best value on each sampled deal
+        self.seeds: np.ndarray | None = None  # the sampled deals' seeds
         self.best = np.full(c, -np.inf)
         self.line: list[list[int] | None] = [None] * c
         self.won = np.zeros(c, bool)
