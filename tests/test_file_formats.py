@@ -647,6 +647,40 @@ def test_a_good_included_folder_still_merges(tmp_path):
     assert (out / "episodes.csv").read_text() == (good / "episodes.csv").read_text()
 
 
+def test_an_included_episodes_csv_takes_a_few_times_its_size(tmp_path):
+    """An included ``episodes.csv`` is held as its lines, not as a dict per row: merging a valid
+    one of a few MB takes a few times its size in memory, no more."""
+    from solitaire_gym.engine.variants import parse_code
+
+    policies = ["random", "greedy", "search@256", "ppo", "solver", "puct@64", "learned"]
+    n = 6000
+    codes = parse_code("SH1-C4-AAAAAAB")[0].codes(np.arange(n))
+    rng = np.random.default_rng(0)
+    lines = [",".join(FIELDS)]
+    for p in policies:
+        score, moves, steps, found = rng.integers(0, 100_000, (4, n)).tolist()
+        lines += [f"SH1-C4,{p},{codes[d]},{d},False,{score[d] - 50_000},{moves[d]},{steps[d]},"
+                  f"stuck,{found[d] % 52}" for d in range(n)]  # fmt: skip
+    big = tmp_path / "big"
+    big.mkdir()
+    (big / "episodes.csv").write_text("\r\n".join(lines) + "\r\n")
+    summaries = {"SH1-C4": {p: {} for p in policies}}
+    (big / "results.json").write_text(json.dumps(
+        {"command": "x", "deals": {"first": 0, "count": n}, "summaries": summaries}))  # fmt: skip
+    size = (big / "episodes.csv").stat().st_size
+    assert size > 2 * 2**20
+    small = _folder(tmp_path / "small", [_row(d) for d in range(3)])
+    _evaluate("--include", str(small), "--out", str(tmp_path / "warm"))  # the imports it makes
+    out = tmp_path / "out"
+    args = ("--include", str(big), "--out", str(out), "--deals", str(n))
+    evaluate = experiment("evaluate")
+    peak = _peak(lambda: evaluate.main(["--policies", "", "--no-plots", *args]))
+    assert (out / "episodes.csv").read_bytes() == (big / "episodes.csv").read_bytes()
+    result = json.loads((out / "results.json").read_text())
+    assert [s["deals"] for s in result["summaries"]["SH1-C4"].values()] == [n] * len(policies)
+    assert peak < 6 * size, (peak, size)
+
+
 # ---- fuzz: any bytes are read or refused with the format's own error ---------------------------
 @given(
     st.binary(max_size=300) | st.text(alphabet="ab:- []{}&*!|>'\"\n\t#0123456789.,", max_size=300)
