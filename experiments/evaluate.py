@@ -142,7 +142,7 @@ def _games_of(lines: list[str]) -> list[_Game]:
     return out
 
 
-def _line(values) -> str:
+def _csv_line(values) -> str:
     """A row of ``episodes.csv`` (its :data:`EPISODE_FIELDS`' values) as ``csv`` writes it,
     without the line end."""
     buf = io.StringIO(newline="")
@@ -679,7 +679,7 @@ def evaluate(args) -> dict:
                                      for v in VERDICTS}  # fmt: skip
             extras[(tag, name)] = extra
             # a replaced variant and policy keeps its place in the files
-            episodes[(tag, name)] = [_line((tag, name, *r.to_dict().values())) for r in results]
+            episodes[(tag, name)] = [_csv_line((tag, name, *r.to_dict().values())) for r in results]
             solvable = {d: v == "solvable" for d, v in verdicts.get(tag, {}).items()} or None
             print(_line(tag, name, summarize(results, solvable) | extra), flush=True)
             write_outputs()
