@@ -360,6 +360,7 @@ def _rezip(src: Path, dst: Path, members: dict[str, bytes | tuple]) -> Path:
                     f.write(head)
                     for _ in range(zeros // 2**20):
                         f.write(bytes(2**20))
+                    f.write(bytes(zeros % 2**20))
             else:
                 zout.writestr(name, new)
     return dst
@@ -443,6 +444,37 @@ def test_shards_are_read_header_first(tmp_path, member, shape, descr, words):
     message = []
     peak = _peak(lambda: message.append(refused(ShardError, load_shards, [bad])))
     assert words in message[0] and str(bad) in message[0]
+    assert peak < 16 * 2**20
+
+
+def test_a_shard_may_take_only_so_much_memory_per_byte_of_its_file(tmp_path):
+    """Zeros compress a thousandfold: a shard of 200,000 identical positions in a file of a few
+    tens of KB declares 19 MB of arrays, well under MAX_SHARD_BYTES, that would decode to 150
+    MB. Loading takes at most SHARD_MEMORY_PER_BYTE times the file size (or the floor): it is
+    refused from its headers, before a byte of data is read."""
+    from agents.dataset import (
+        SHARD_MEMORY_FLOOR,
+        SHARD_MEMORY_PER_BYTE,
+        ShardError,
+        load_shards,
+        shard_load_bytes,
+    )
+
+    good = _shard(tmp_path)
+    n = 200_000
+    width = (591 + 7) // 8
+    members = {"obs.npy": ((n, 7), "|u1", 7), "masks.npy": ((n, width), "|u1", width),
+               "labels.npy": ((n,), "<i2", 2), "safe.npy": ((n,), "|b1", 1),
+               "played.npy": ((n,), "<i2", 2), "episode.npy": ((n,), "<i8", 8)}  # fmt: skip
+    bomb = _rezip(good, tmp_path / "bomb.npz",
+                  {k: (_npy(shape, descr), n * size) for k, (shape, descr, size) in
+                   members.items()})  # fmt: skip
+    stored = sum(n * size for *_, size in members.values())
+    need = shard_load_bytes(stored + 1024, n, 1, 7, 591)  # 1 KB: codebook, deals, won, meta
+    assert need > max(SHARD_MEMORY_FLOOR, SHARD_MEMORY_PER_BYTE * bomb.stat().st_size)
+    message = []
+    peak = _peak(lambda: message.append(refused(ShardError, load_shards, [bomb])))
+    assert "once loaded" in message[0] and str(bomb) in message[0]
     assert peak < 16 * 2**20
 
 
