@@ -564,10 +564,10 @@ class PolicyAgent(Agent):
         return rule_scores(rule, threshold, policy, rank, safe)
 
     def _act(self, obs, masks, starts, active, view) -> np.ndarray:
-        from agents.learned import _masked_choice
+        from agents.learned import masked_choice
 
         scores = self.preferences(obs, masks, starts)
-        out = _masked_choice(scores, masks, self.deterministic, self.rng)
+        out = masked_choice(scores, masks, self.deterministic, self.rng)
         self.commit(obs, masks, out, active)
         return out
 

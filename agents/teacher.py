@@ -58,7 +58,7 @@ from agents.greedy import GreedyAgent
 from solitaire_gym.envs.core import DEFAULT_MAX_EPISODE_STEPS, EnvCore, EnvOptions
 from solitaire_gym.errors import shown
 from solitaire_gym.game import Game
-from solitaire_gym.solver.search import _run as solver_search
+from solitaire_gym.solver.search import run_search
 
 TABLE_MB = 16.0  # the solver's visited-set memory per call: plenty for ``max_nodes``
 
@@ -81,7 +81,7 @@ def prove(g: Game, max_nodes: int) -> tuple[str, list[int]]:
     turned out wrong would be refused by the env, not followed."""
     if g.won:
         return "solvable", []
-    verdict, _, path, _, _ = solver_search(g, None, max_nodes, TABLE_MB)
+    verdict, _, path, _, _ = run_search(g, None, max_nodes, TABLE_MB)
     return verdict, ([int(a) for a in path] if verdict == "solvable" else [])
 
 

@@ -149,7 +149,9 @@ def _as_game(game_or_code: Any) -> RulesGame:
     )
 
 
-def _check_budget(max_seconds: Any, max_nodes: Any) -> tuple[float | None, int | None]:
+def check_budget(max_seconds: Any, max_nodes: Any) -> tuple[float | None, int | None]:
+    """``max_seconds`` (a number, or None: no limit) as a float and ``max_nodes`` (a positive
+    integer, or None) as an int; :class:`ArgumentError` naming the one that is neither."""
     if max_seconds is not None:
         if not (is_int(max_seconds) or isinstance(max_seconds, (float, np.floating))):
             raise ArgumentError(
@@ -282,7 +284,7 @@ class _Search:
         return True
 
 
-def _run(
+def run_search(
     game: RulesGame,
     max_seconds: float | None,
     max_nodes: int | None,
@@ -487,7 +489,7 @@ def solve(
     >>> r.verdict, r.thoughtful
     ('solvable', False)
     """
-    max_seconds, max_nodes = _check_budget(max_seconds, max_nodes)
+    max_seconds, max_nodes = check_budget(max_seconds, max_nodes)
     if clock not in ("wall", "cpu"):
         raise ArgumentError(f"clock must be 'wall' or 'cpu', not {shown(clock)}")
     if (
@@ -503,7 +505,7 @@ def solve(
     start = game.to_dict()
     fresh = RulesGame.from_code(game.code, undo_depth=0).to_dict()
     thoughtful = game.variant.game != SEAHAVEN
-    verdict, reason, path, stats, seconds = _run(
+    verdict, reason, path, stats, seconds = run_search(
         game, max_seconds, max_nodes, table_mb, _flags, _restarts, clock=clock
     )
     solution = [action_to_move(game.cfg, a) for a in path]
