@@ -69,6 +69,7 @@ from solitaire_gym.engine.actions import (
 from solitaire_gym.engine.variants import DOUBLE, G_CELLS, G_COLS, G_GAME, L_N, SEAHAVEN
 from solitaire_gym.envs.core import EnvOptions
 from solitaire_gym.envs.observation import DEPTH_SCALE, HEIGHT_SCALE, Layout, layout
+from solitaire_gym.errors import is_int
 
 P_NONE = -1000.0
 RANK_PER_PLAY = 10_000.0  # one more play from a position outweighs any priority
@@ -372,9 +373,9 @@ class GreedyAgent(Agent):
                  memory: int = TABLE) -> None:  # fmt: skip
         """``memory``: (position, action) slots kept per game, more than the moves of the
         longest game it will play (a search's short rollouts need fewer than a whole game)."""
-        if not isinstance(memory, int) or isinstance(memory, bool) or not 16 <= memory <= TABLE:
+        if not is_int(memory) or not 16 <= memory <= TABLE:
             raise ValueError(f"memory must be an integer in 16 … {TABLE}, not {memory!r}")
-        self.memory = memory
+        self.memory = int(memory)
         self._setup = None
         if game is not None:
             self.check_env(game, options)

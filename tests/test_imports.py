@@ -1,4 +1,5 @@
-"""The import graph of ``solitaire_gym/`` and ``agents/``: no circles.
+"""The imports of ``solitaire_gym/`` and ``agents/``: no circles, and no private name of one
+module imported by another.
 
 Every module is parsed (``ast``, nothing is imported) and every import statement in it counts,
 wherever it stands: at module level, inside a function or a class, under ``try``. Only an import
@@ -18,6 +19,12 @@ How an import becomes an edge of the graph, from the importing module to:
 
 Imports of anything outside the two packages are not followed. A circle is a strongly connected
 component of more than one module; the test names its modules and the imports that join them.
+
+A private name (one leading underscore) of a module is that module's own: another module of the
+packages may not import it (``from a import _f``) or reach it through an imported module
+(``a._f``); a helper that two modules share is public. A private *module* (``solitaire_gym._cache``)
+is its package's: importing it from inside that package is what it is for. Tests and benchmarks
+may reach into a module's internals; they are not checked.
 """
 
 from __future__ import annotations
@@ -170,3 +177,64 @@ def test_a_circle_through_an_import_inside_a_function_is_found(tmp_path):
     assert edges["pkg"] == {"pkg.a": ["pkg/__init__.py:1"]} and edges["pkg.c"] == {}
     assert circles(edges) == [{"pkg.a", "pkg.sub.b"}]
     assert "pkg.a -> pkg.sub.b  (pkg/a.py:4)" in describe({"pkg.a", "pkg.sub.b"}, edges)
+
+
+def private_imports(root: Path, packages: Iterable[str]) -> list[str]:
+    """Where a module of ``packages`` imports or reads another module's private name (the module
+    docstring says what counts), as ``file:line: module._name``."""
+    mods = modules(root, packages)
+    found = []
+    for name, path in mods.items():
+        tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+        here = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        bound: dict[str, str] = {}  # a local name -> the package module it stands for
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                for alias in node.names:
+                    if alias.name in mods:
+                        bound[alias.asname or alias.name] = alias.name
+            elif isinstance(node, ast.ImportFrom):
+                if node.level:
+                    base = here.split(".")[: len(here.split(".")) - node.level + 1]
+                    source = ".".join(base + ([node.module] if node.module else []))
+                else:
+                    source = node.module or ""
+                if source not in mods:
+                    continue
+                for alias in node.names:
+                    sub = f"{source}.{alias.name}"
+                    if sub in mods:
+                        bound[alias.asname or alias.name] = sub
+                    elif _private(alias.name) and source != name:
+                        found.append(f"{path.relative_to(root)}:{node.lineno}: {sub}")
+        for node in ast.walk(tree):
+            if (
+                isinstance(node, ast.Attribute)
+                and isinstance(node.value, ast.Name)
+                and node.value.id in bound
+                and _private(node.attr)
+                and f"{bound[node.value.id]}.{node.attr}" not in mods
+                and bound[node.value.id] != name
+            ):
+                where = f"{path.relative_to(root)}:{node.lineno}"
+                found.append(f"{where}: {bound[node.value.id]}.{node.attr}")
+    return found
+
+
+def _private(name: str) -> bool:
+    return name.startswith("_") and not name.startswith("__")
+
+
+def test_no_module_imports_another_modules_private_name():
+    found = private_imports(ROOT, PACKAGES)
+    assert not found, "private names used across modules:\n" + "\n".join(found)
+
+
+def test_a_private_name_imported_or_read_across_modules_is_found(tmp_path):
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("from pkg import _hidden\n")
+    (pkg / "_hidden.py").write_text("_LIMIT = 3\n")
+    (pkg / "a.py").write_text("_x = 1\n\ndef f():\n    return _x\n")
+    (pkg / "b.py").write_text("from pkg.a import _x, f\nfrom pkg import a as m\n\ny = m._x\n")
+    assert private_imports(tmp_path, ["pkg"]) == ["pkg/b.py:1: pkg.a._x", "pkg/b.py:4: pkg.a._x"]

@@ -57,7 +57,7 @@ def build_solvable(
             f"deals {first} … {int(first) + int(tried) - 1} are not all in the training split "
             f"({TRAIN_START} … {MAX_DEAL})"
         )
-    if isinstance(max_nodes, bool) or not isinstance(max_nodes, int) or max_nodes < 1:
+    if not is_int(max_nodes) or max_nodes < 1:
         raise ValueError(f"max_nodes must be a positive integer, not {max_nodes!r}")
     first, tried = int(first), int(tried)
     raw = Path(work) / f"{variant.tag}.jsonl"
