@@ -30,20 +30,15 @@ from typing import Any
 
 import yaml
 
+from solitaire_gym.engine.catalog import GAME_OPTIONS
+from solitaire_gym.envs.core import DEAL_SOURCES, REWARD_MODES
 from solitaire_gym.errors import SHOWN_CHARS, SolitaireError, is_int, shown
 from solitaire_gym.files import FileFormatError, read_limited, strict_json
 
 ALGORITHMS = ("maskable_ppo", "rllib_ppo")
 VECTORIZE = ("native", "sync")
-REWARD_MODES = ("foundation", "fair", "app", "win")
-DEAL_SOURCES = ("random", "solvable")
 ACTIVATIONS = ("tanh", "relu")
-GAMES = ("double_solitaire", "solitaire_reflechi", "seahaven_towers")
-GAME_OPTIONS = {
-    "double_solitaire": {"draw": (1, 3), "scoring": ("normal", "vegas")},
-    "solitaire_reflechi": {"draw": (1, 3)},
-    "seahaven_towers": {"cells": (4, 2, 1)},
-}
+GAMES = tuple(GAME_OPTIONS)
 
 
 class ConfigError(SolitaireError):
@@ -242,7 +237,7 @@ def check_config(data: Any, where: str = "<dict>") -> TrainConfig:
             )
     choices = {
         "algorithm": ALGORITHMS,
-        "reward_mode": REWARD_MODES,
+        "reward_mode": tuple(REWARD_MODES),
         "deals": DEAL_SOURCES,
         "network.activation": ACTIVATIONS,
         "rllib.vectorize": VECTORIZE,

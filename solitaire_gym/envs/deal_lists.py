@@ -28,17 +28,14 @@ from typing import Any
 
 import numpy as np
 
+from solitaire_gym.engine.catalog import VARIANTS
 from solitaire_gym.engine.variants import MAX_DEAL, Variant
 from solitaire_gym.errors import SolitaireError, shown
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "solvable"
 INDEX = "index.json"
-TAGS = (
-    "DS1-D1N", "DS1-D1V", "DS1-D3N", "DS1-D3V",
-    "TF1-D1N", "TF1-D3N",
-    "SH1-C4", "SH1-C2", "SH1-C1",
-)  # fmt: skip
-"""The nine variants, each with a shipped list."""
+TAGS = tuple(VARIANTS)
+"""The variants, each with a shipped list."""
 
 TRAIN_START = 2**20  # = envs.core.EVAL_SPLIT_END (not imported: core imports this module)
 
