@@ -177,11 +177,10 @@ def read_meta(path: str | os.PathLike[str]) -> dict[str, Any]:
 def _read_shard(path, meta: dict[str, Any]) -> dict[str, np.ndarray]:
     """Every array of the shard at ``path``, checked against :data:`_SHARD_ARRAYS` and ``meta``:
     first from the headers alone (dtypes, matching row counts, the observation and mask widths,
-    at most :data:`MAX_SHARD_ROWS` rows and :data:`MAX_SHARD_BYTES` in all, loading it taking at
-    most :data:`SHARD_MEMORY_PER_BYTE` times its file size or :data:`SHARD_MEMORY_FLOOR`), then
-    the data
-    (observation indices inside the codebook, labels and played actions inside the action
-    space, a finite codebook); :class:`ShardError` otherwise."""
+    at most :data:`MAX_SHARD_ROWS` rows and :data:`MAX_SHARD_BYTES` in all, and loading it taking
+    at most :data:`SHARD_MEMORY_PER_BYTE` times its file size or :data:`SHARD_MEMORY_FLOOR`),
+    then the data (observation indices inside the codebook, labels and played actions inside the
+    action space, a finite codebook); :class:`ShardError` otherwise."""
     n_act, dim = meta["n_actions"], meta["obs_dim"]
     with Npz(path, ShardError) as z:
         missing = sorted(set(_SHARD_ARRAYS) - z.names)
