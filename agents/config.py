@@ -30,20 +30,15 @@ from typing import Any
 
 import yaml
 
+from solitaire_gym.engine.catalog import GAME_OPTIONS
+from solitaire_gym.envs.core import DEAL_SOURCES, REWARD_MODES
 from solitaire_gym.errors import SHOWN_CHARS, SolitaireError, is_int, shown
 from solitaire_gym.files import FileFormatError, read_limited, strict_json
 
 ALGORITHMS = ("maskable_ppo", "rllib_ppo")
 VECTORIZE = ("native", "sync")
-REWARD_MODES = ("foundation", "fair", "app", "win")
-DEAL_SOURCES = ("random", "solvable")
 ACTIVATIONS = ("tanh", "relu")
-GAMES = ("double_solitaire", "solitaire_reflechi", "seahaven_towers")
-GAME_OPTIONS = {
-    "double_solitaire": {"draw": (1, 3), "scoring": ("normal", "vegas")},
-    "solitaire_reflechi": {"draw": (1, 3)},
-    "seahaven_towers": {"cells": (4, 2, 1)},
-}
+GAMES = tuple(GAME_OPTIONS)
 
 
 class ConfigError(SolitaireError):
@@ -80,7 +75,8 @@ RANGES: dict[str, tuple[float, float, bool, bool]] = {
 
 
 # key -> (type or tuple of types, default); a dict value is a nested section.
-_NUM = (int, float)
+NUMBER = (int, float)
+"""A schema's type for a number: an int or a float, read as a float."""
 SCHEMA: dict[str, Any] = {
     "name": (str, None),
     "description": (str, ""),
@@ -88,8 +84,8 @@ SCHEMA: dict[str, Any] = {
     "options": (dict, {}),
     "algorithm": (str, "maskable_ppo"),
     "reward_mode": (str, "foundation"),
-    "win_bonus": (_NUM, 10.0),
-    "reward_scale": (_NUM, 1.0),
+    "win_bonus": (NUMBER, 10.0),
+    "reward_scale": (NUMBER, 1.0),
     "deals": (str, "random"),
     "total_timesteps": (int, None),
     "num_envs": (int, 32),
@@ -105,13 +101,13 @@ SCHEMA: dict[str, Any] = {
         "n_steps": (int, 128),
         "batch_size": (int, 512),
         "n_epochs": (int, 4),
-        "learning_rate": (_NUM, 3e-4),
-        "gamma": (_NUM, 0.99),
-        "gae_lambda": (_NUM, 0.95),
-        "clip_range": (_NUM, 0.2),
-        "ent_coef": (_NUM, 0.01),
-        "vf_coef": (_NUM, 0.5),
-        "max_grad_norm": (_NUM, 0.5),
+        "learning_rate": (NUMBER, 3e-4),
+        "gamma": (NUMBER, 0.99),
+        "gae_lambda": (NUMBER, 0.95),
+        "clip_range": (NUMBER, 0.2),
+        "ent_coef": (NUMBER, 0.01),
+        "vf_coef": (NUMBER, 0.5),
+        "max_grad_norm": (NUMBER, 0.5),
     },
     "eval": {
         "every_steps": (int, 100_000),
@@ -147,7 +143,11 @@ def _check_type(value: Any, t, key: str, where: str) -> None:
         raise ConfigError(f"{where}: {key} must be {_type_name(t)}, not {shown(value)}")
 
 
-def _merge(schema: dict, data: Any, prefix: str, where: str) -> dict:
+def merge_schema(schema: dict, data: Any, prefix: str, where: str) -> dict:
+    """``data`` (a mapping read from the config ``where``) checked against ``schema``
+    ({key: (type, default)}, a dict value a nested section) with the defaults filled in: a
+    :class:`ConfigError` names an unknown key or a value of the wrong type. ``prefix``: the
+    dotted path of ``data`` in the config, for messages."""
     if not isinstance(data, dict):
         raise ConfigError(f"{where}: {prefix.rstrip('.') or 'the config'} must be a mapping")
     unknown = sorted((k for k in data if k not in schema), key=repr)
@@ -158,14 +158,14 @@ def _merge(schema: dict, data: Any, prefix: str, where: str) -> dict:
     out: dict[str, Any] = {}
     for key, spec in schema.items():
         if isinstance(spec, dict):
-            out[key] = _merge(spec, data.get(key, {}), f"{prefix}{key}.", where)
+            out[key] = merge_schema(spec, data.get(key, {}), f"{prefix}{key}.", where)
             continue
         t, default = spec
         if key in data:
             _check_type(data[key], t, prefix + key, where)
             value = data[key]
             try:
-                out[key] = float(value) if t == _NUM else value
+                out[key] = float(value) if t == NUMBER else value
             except OverflowError:  # an integer too large for a float
                 raise ConfigError(f"{where}: {prefix}{key} is out of range") from None
         else:
@@ -211,7 +211,7 @@ class TrainConfig(CheckedConfig):
 
 def check_config(data: Any, where: str = "<dict>") -> TrainConfig:
     """Check a parsed config mapping; raise :class:`ConfigError` naming the first bad key."""
-    raw = _merge(SCHEMA, data, "", where)
+    raw = merge_schema(SCHEMA, data, "", where)
     for key in REQUIRED:
         if raw[key] is None:
             raise ConfigError(f"{where}: missing key {key}")
@@ -237,7 +237,7 @@ def check_config(data: Any, where: str = "<dict>") -> TrainConfig:
             )
     choices = {
         "algorithm": ALGORITHMS,
-        "reward_mode": REWARD_MODES,
+        "reward_mode": tuple(REWARD_MODES),
         "deals": DEAL_SOURCES,
         "network.activation": ACTIVATIONS,
         "rllib.vectorize": VECTORIZE,

@@ -122,6 +122,21 @@ MAX_SHARD_ROWS = 1 << 22
 MAX_SHARD_BYTES = 1 << 30
 """Most bytes the arrays of one shard may declare in all; checked from their headers, before
 any array is read."""
+SHARD_MEMORY_PER_BYTE = 512
+"""Most bytes loading a shard may take (:func:`shard_load_bytes`) per byte of its file, beyond
+:data:`SHARD_MEMORY_FLOOR`: a shard is compressed, and this bounds what a small file can make
+:func:`load_shards` allocate. Genuine shards take a few hundred times their file size
+(SECURITY.md gives the measured ratios)."""
+SHARD_MEMORY_FLOOR = 32 << 20
+"""Bytes loading any shard may take, whatever its file size (small shards compress best)."""
+
+
+def shard_load_bytes(stored: int, rows: int, deals: int, obs_dim: int, n_actions: int) -> int:
+    """The bytes :func:`load_shards` holds for one shard of ``rows`` positions and ``deals``
+    deals whose arrays declare ``stored`` bytes: those arrays, and what they are decoded to
+    (float32 observations, a bool per action of each mask, int64 labels, played and previous
+    actions, the deal and safety of each position, each deal and whether it was won)."""
+    return stored + rows * (4 * obs_dim + n_actions + 8 + 8 + 8 + 8 + 1) + deals * (8 + 1)
 
 
 def _meta_of(raw: np.ndarray, path) -> dict[str, Any]:
@@ -162,9 +177,10 @@ def read_meta(path: str | os.PathLike[str]) -> dict[str, Any]:
 def _read_shard(path, meta: dict[str, Any]) -> dict[str, np.ndarray]:
     """Every array of the shard at ``path``, checked against :data:`_SHARD_ARRAYS` and ``meta``:
     first from the headers alone (dtypes, matching row counts, the observation and mask widths,
-    at most :data:`MAX_SHARD_ROWS` rows and :data:`MAX_SHARD_BYTES` in all), then the data
-    (observation indices inside the codebook, labels and played actions inside the action
-    space, a finite codebook); :class:`ShardError` otherwise."""
+    at most :data:`MAX_SHARD_ROWS` rows and :data:`MAX_SHARD_BYTES` in all, and loading it taking
+    at most :data:`SHARD_MEMORY_PER_BYTE` times its file size or :data:`SHARD_MEMORY_FLOOR`),
+    then the data (observation indices inside the codebook, labels and played actions inside the
+    action space, a finite codebook); :class:`ShardError` otherwise."""
     n_act, dim = meta["n_actions"], meta["obs_dim"]
     with Npz(path, ShardError) as z:
         missing = sorted(set(_SHARD_ARRAYS) - z.names)
@@ -193,6 +209,14 @@ def _read_shard(path, meta: dict[str, Any]) -> dict[str, np.ndarray]:
             raise ShardError(
                 f"{path}: its arrays declare {sum(sizes.values())} bytes; a shard holds at most "
                 f"{MAX_SHARD_BYTES}"
+            )
+        need = shard_load_bytes(sum(sizes.values()), rows["T"][0], rows["E"][0], dim, n_act)
+        most = max(SHARD_MEMORY_FLOOR, SHARD_MEMORY_PER_BYTE * z.size)
+        if need > most:
+            raise ShardError(
+                f"{path}: its arrays declare {need} bytes once loaded; a shard of {z.size} bytes "
+                f"may take at most {most} ({SHARD_MEMORY_PER_BYTE} per byte of the file, at "
+                f"least {SHARD_MEMORY_FLOOR})"
             )
         a = {k: z.read(k, sizes[k]) for k in heads}
     if not np.isfinite(a["codebook"]).all():
@@ -247,7 +271,7 @@ def load_shards(
             raise ShardError(f"{p}: {meta['n_actions']} actions, other shards {n_act}")
         z = _read_shard(p, meta)
         parts.setdefault("obs", []).append(z["codebook"][z["obs"]])
-        masks = np.unpackbits(z["masks"], axis=1, count=n_act).astype(bool)
+        masks = np.unpackbits(z["masks"], axis=1, count=n_act).view(bool)  # 0 or 1: no copy
         parts.setdefault("masks", []).append(masks)
         for k in ("labels", "safe", "played", "episode", "deals", "won"):
             parts.setdefault(k, []).append(z[k])
@@ -255,9 +279,14 @@ def load_shards(
             if d in holder:
                 raise ShardError(f"{holder[d]} and {p} both hold training deal {d}")
             holder[d] = str(p)
+        del z  # the shard as stored: its arrays are decoded or held in parts
     if not parts:
         raise ShardError("no shards to load")
-    out = {k: np.concatenate(v) for k, v in parts.items()}
+    # one shard's decoded arrays are new (writable) already: only a read-only one is copied
+    out = {
+        k: v[0] if len(v) == 1 and v[0].flags.writeable else np.concatenate(v)
+        for k, v in parts.items()
+    }
     out["labels"] = out["labels"].astype(np.int64)
     out["played"] = out["played"].astype(np.int64)
     out["prev"] = previous_actions(out["episode"], out["played"], n_act)

@@ -69,6 +69,7 @@ from solitaire_gym.engine.actions import (
 from solitaire_gym.engine.variants import DOUBLE, G_CELLS, G_COLS, G_GAME, L_N, SEAHAVEN
 from solitaire_gym.envs.core import EnvOptions
 from solitaire_gym.envs.observation import DEPTH_SCALE, HEIGHT_SCALE, Layout, layout
+from solitaire_gym.errors import is_int
 
 P_NONE = -1000.0
 RANK_PER_PLAY = 10_000.0  # one more play from a position outweighs any priority
@@ -92,7 +93,9 @@ def _mix(z):
 
 
 @nb.njit(cache=True)
-def _obs_hash(o):
+def obs_hash(o):
+    """A 64-bit hash of one observation (its nonzero values, in steps of 1/4096, and where they
+    are): :func:`obs_hashes` of one row."""
     h = np.uint64(0x12345)
     for i in range(o.shape[0]):
         v = o[i]
@@ -108,7 +111,7 @@ def obs_hashes(obs):
     name for a position as the player sees it)."""
     out = np.empty(obs.shape[0], np.uint64)
     for b in range(obs.shape[0]):
-        out[b] = _obs_hash(obs[b])
+        out[b] = obs_hash(obs[b])
     return out
 
 
@@ -283,7 +286,7 @@ def _has_column_place(game, card, grid, col_len, cols, skip):
 
 
 @nb.njit(cache=True)
-def _lookup(keys, counts, b, h, a):
+def lookup(keys, counts, b, h, a):
     """Slot of (position hash ``h``, action ``a``) in game ``b``'s table and how often it was
     played (slot of the first free place when never)."""
     size = keys.shape[1]
@@ -310,11 +313,11 @@ def _rank(obs, masks, active, table, game, n_cards, decks, cols, cells, lay,
             continue
         _priorities(obs[b], masks[b], table, game, n_cards, decks, cols, cells, lay,
                     last_card[b], last_from[b], pri)  # fmt: skip
-        h = _obs_hash(obs[b])
+        h = obs_hash(obs[b])
         for a in range(n_act):
             if pri[a] <= P_NONE:
                 continue
-            _, _, cnt = _lookup(keys, counts, b, h, a)
+            _, _, cnt = lookup(keys, counts, b, h, a)
             out[b, a] = pri[a] - RANK_PER_PLAY * cnt
 
 
@@ -326,7 +329,7 @@ def _record(obs, actions, active, table, n_cards, decks, lay, keys, counts, last
         if not active[b]:
             continue
         a = actions[b]
-        key, slot, _ = _lookup(keys, counts, b, _obs_hash(obs[b]), a)
+        key, slot, _ = lookup(keys, counts, b, obs_hash(obs[b]), a)
         keys[b, slot] = key
         counts[b, slot] += 1
         # remember the card this move moves and where from (to avoid moving it straight back)
@@ -370,9 +373,9 @@ class GreedyAgent(Agent):
                  memory: int = TABLE) -> None:  # fmt: skip
         """``memory``: (position, action) slots kept per game, more than the moves of the
         longest game it will play (a search's short rollouts need fewer than a whole game)."""
-        if not isinstance(memory, int) or isinstance(memory, bool) or not 16 <= memory <= TABLE:
+        if not is_int(memory) or not 16 <= memory <= TABLE:
             raise ValueError(f"memory must be an integer in 16 … {TABLE}, not {memory!r}")
-        self.memory = memory
+        self.memory = int(memory)
         self._setup = None
         if game is not None:
             self.check_env(game, options)

@@ -42,7 +42,14 @@ from typing import Any
 import numpy as np
 import yaml
 
-from agents.config import _NUM, MAX_NET_WEIGHTS, CheckedConfig, ConfigError, _merge, read_yaml
+from agents.config import (
+    MAX_NET_WEIGHTS,
+    NUMBER,
+    CheckedConfig,
+    ConfigError,
+    merge_schema,
+    read_yaml,
+)
 from agents.dataset import game_starts, won_deals
 from agents.memory import MODES
 from agents.play import VALIDATION_START, VARIANTS, eval_deals, play_deals
@@ -96,11 +103,11 @@ SCHEMA: dict[str, Any] = {
     "train": {
         "epochs": (int, 8),
         "batch_size": (int, 256),
-        "learning_rate": (_NUM, 1e-3),
-        "weight_decay": (_NUM, 0.0),
-        "unsafe_weight": (_NUM, 0.1),
-        "rank_weight": (_NUM, 1.0),
-        "safe_weight": (_NUM, 1.0),
+        "learning_rate": (NUMBER, 1e-3),
+        "weight_decay": (NUMBER, 0.0),
+        "unsafe_weight": (NUMBER, 0.1),
+        "rank_weight": (NUMBER, 1.0),
+        "safe_weight": (NUMBER, 1.0),
         "teacher_wins_only": (bool, False),
     },
     "validation": {"deals": (int, 200)},
@@ -114,7 +121,7 @@ class ImitationConfig(CheckedConfig):
 
 def check_imitation_config(data: Any, where: str = "<dict>") -> ImitationConfig:
     """Check a parsed config; raise :class:`~agents.config.ConfigError` naming the bad key."""
-    raw = _merge(SCHEMA, data, "", where)
+    raw = merge_schema(SCHEMA, data, "", where)
     for key in ("name", "variant"):
         if raw[key] is None:
             raise ConfigError(f"{where}: missing key {key}")

@@ -103,7 +103,7 @@ def read_checkpoint_meta(path: str | Path, *, trusted: bool = False) -> dict[str
     return meta
 
 
-def _masked_choice(scores: np.ndarray, masks: np.ndarray, deterministic: bool, rng) -> np.ndarray:
+def masked_choice(scores: np.ndarray, masks: np.ndarray, deterministic: bool, rng) -> np.ndarray:
     """Argmax (or softmax sample) of ``scores`` over the legal actions of each row (0 for a row
     with none: a game that is over)."""
     masks = masks.copy()
@@ -149,7 +149,7 @@ class TorchAgent(Agent):
         return out.detach().cpu().numpy()
 
     def _act(self, obs, masks, starts, active, view) -> np.ndarray:
-        return _masked_choice(self.scores(obs), masks, self.deterministic, self.rng)
+        return masked_choice(self.scores(obs), masks, self.deterministic, self.rng)
 
 
 class SB3Agent(Agent):
@@ -204,7 +204,7 @@ class SB3Agent(Agent):
             else:
                 scores = None
         if scores is not None:
-            return _masked_choice(scores.cpu().numpy(), masks, self.deterministic, self.rng)
+            return masked_choice(scores.cpu().numpy(), masks, self.deterministic, self.rng)
         actions, _ = model.predict(obs, deterministic=self.deterministic)
         actions = np.asarray(actions, np.int64).reshape(-1)
         bad = ~masks[np.arange(len(actions)), actions]

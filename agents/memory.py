@@ -16,7 +16,7 @@ has come back, while plain counts all read "3 and more" from the fourth visit on
 
 The memory is keyed by the observation, so it holds only what the player has seen: two
 positions the player cannot tell apart share their counts. It is greedy's own table (the same
-position hash and probing, :func:`agents.greedy._lookup`), kept per game of a batch:
+position hash and probing, :func:`agents.greedy.lookup`), kept per game of a batch:
 :class:`PlayMemory` at play time, :func:`tried_counts` over the stored games of teacher data,
 so a network is trained on exactly the counts it sees when it plays.
 """
@@ -26,7 +26,7 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-from agents.greedy import TABLE, _lookup, _obs_hash
+from agents.greedy import TABLE, lookup, obs_hash
 from solitaire_gym.errors import is_int
 
 LEVELS = 4
@@ -46,11 +46,11 @@ remembered (they count 0), so that a lookup always meets a free slot and ends.""
 def _counts(obs, masks, keys, counts, relative, out):
     raw = np.zeros(masks.shape[1], np.int64)
     for b in range(obs.shape[0]):
-        h = _obs_hash(obs[b])
+        h = obs_hash(obs[b])
         least = -1
         for a in range(masks.shape[1]):
             if masks[b, a]:
-                _, _, cnt = _lookup(keys, counts, b, h, a)
+                _, _, cnt = lookup(keys, counts, b, h, a)
                 raw[a] = cnt
                 if least < 0 or cnt < least:
                     least = cnt
@@ -67,7 +67,7 @@ def _record(obs, actions, active, keys, counts, used):
     for b in range(obs.shape[0]):
         if not active[b]:
             continue
-        key, slot, cnt = _lookup(keys, counts, b, _obs_hash(obs[b]), actions[b])
+        key, slot, cnt = lookup(keys, counts, b, obs_hash(obs[b]), actions[b])
         if cnt == 0:
             if used[b] >= FULL:
                 continue

@@ -50,7 +50,8 @@ than this many times its compressed size (plus 4 KiB) is refused before it is re
 
 class Npz:
     """An open ``.npz``, its members read header first (a context manager). ``error`` is the
-    exception class every failure is raised as; ``names`` the arrays it holds."""
+    exception class every failure is raised as; ``names`` the arrays it holds; ``size`` the
+    file's size in bytes."""
 
     def __init__(self, path: str | os.PathLike[str], error: type[Exception]) -> None:
         self.path = path
@@ -60,9 +61,11 @@ class Npz:
             fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
         except (*NPZ_READ_ERRORS, TypeError) as e:
             raise error(f"{path} is not a readable file ({type(e).__name__})") from None
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
             os.close(fd)
             raise error(f"{path} is not a regular file")
+        self.size = info.st_size
         self._file = os.fdopen(fd, "rb")
         try:
             self._zip = zipfile.ZipFile(self._file)

@@ -16,21 +16,9 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 
 from agents.base import RESIGN, Agent, GameView
+from solitaire_gym.engine.catalog import VARIANTS  # noqa: F401  (also agents.play.VARIANTS)
 from solitaire_gym.envs import kernels
 from solitaire_gym.envs.core import DEFAULT_MAX_EPISODE_STEPS, EVAL_SPLIT_END, EnvCore, EnvOptions
-
-VARIANTS: dict[str, tuple[str, dict]] = {
-    "DS1-D1N": ("double_solitaire", {"draw": 1, "scoring": "normal"}),
-    "DS1-D1V": ("double_solitaire", {"draw": 1, "scoring": "vegas"}),
-    "DS1-D3N": ("double_solitaire", {"draw": 3, "scoring": "normal"}),
-    "DS1-D3V": ("double_solitaire", {"draw": 3, "scoring": "vegas"}),
-    "TF1-D1N": ("solitaire_reflechi", {"draw": 1}),
-    "TF1-D3N": ("solitaire_reflechi", {"draw": 3}),
-    "SH1-C4": ("seahaven_towers", {"cells": 4}),
-    "SH1-C2": ("seahaven_towers", {"cells": 2}),
-    "SH1-C1": ("seahaven_towers", {"cells": 1}),
-}
-"""The nine game variants, by the option tag of their codes."""
 
 VALIDATION_START = EVAL_SPLIT_END // 2
 """Periodic evaluation during training plays deals from here on (``2^19 …``), the final

@@ -254,6 +254,8 @@ def build_net(arch: dict[str, Any], spec: dict[str, Any]):
         raise CheckpointError(f"architecture heads {shown(heads)} is not one of {list(HEADS)}")
     if heads != "policy" and kind != "cards":
         raise CheckpointError(f"heads={shown(heads)} needs kind 'cards', not {shown(kind)}")
+    # Python ints only, not is_int's numpy integers: arch is written into the checkpoint's JSON
+    # metadata as given
     for name, v, hi in (("hidden", hidden, 4096), ("layers", layers, 8)):
         if not isinstance(v, int) or isinstance(v, bool) or not 1 <= v <= hi:
             raise CheckpointError(f"architecture {name}={shown(v)}: expected an integer 1 … {hi}")
@@ -564,10 +566,10 @@ class PolicyAgent(Agent):
         return rule_scores(rule, threshold, policy, rank, safe)
 
     def _act(self, obs, masks, starts, active, view) -> np.ndarray:
-        from agents.learned import _masked_choice
+        from agents.learned import masked_choice
 
         scores = self.preferences(obs, masks, starts)
-        out = _masked_choice(scores, masks, self.deterministic, self.rng)
+        out = masked_choice(scores, masks, self.deterministic, self.rng)
         self.commit(obs, masks, out, active)
         return out
 

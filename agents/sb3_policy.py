@@ -36,6 +36,7 @@ from stable_baselines3.common.vec_env import VecEnv, VecEnvWrapper
 from torch import nn
 
 from agents.policy import build_net, game_spec, load_policy, read_policy_meta, save_policy
+from solitaire_gym.errors import is_int
 
 NEG = -1e8  # a masked logit: finite, so that entropies and log-probabilities stay finite
 
@@ -100,10 +101,10 @@ class LostPositionEnd(VecEnvWrapper):
         if not (isinstance(penalty, (int, float)) and not isinstance(penalty, bool)
                 and 0 <= penalty < float("inf")):  # fmt: skip
             raise ValueError(f"penalty must be a finite number >= 0, not {penalty!r}")
-        if not isinstance(max_nodes, int) or isinstance(max_nodes, bool) or max_nodes < 1:
+        if not is_int(max_nodes) or max_nodes < 1:
             raise ValueError(f"max_nodes must be a positive integer, not {max_nodes!r}")
         super().__init__(venv)
-        self.penalty, self.max_nodes = float(penalty), max_nodes
+        self.penalty, self.max_nodes = float(penalty), int(max_nodes)
         n = venv.num_envs
         self.plans: list[list[int]] = [[] for _ in range(n)]
         self.unwinnable = np.zeros(n, bool)  # the game's first position was proven lost

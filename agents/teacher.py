@@ -56,9 +56,9 @@ from agents.base import Agent
 from agents.dataset import Episode, game_starts, read_meta, write_shard
 from agents.greedy import GreedyAgent
 from solitaire_gym.envs.core import DEFAULT_MAX_EPISODE_STEPS, EnvCore, EnvOptions
-from solitaire_gym.errors import shown
+from solitaire_gym.errors import is_int, shown
 from solitaire_gym.game import Game
-from solitaire_gym.solver.search import _run as solver_search
+from solitaire_gym.solver.search import run_search
 
 TABLE_MB = 16.0  # the solver's visited-set memory per call: plenty for ``max_nodes``
 
@@ -81,7 +81,7 @@ def prove(g: Game, max_nodes: int) -> tuple[str, list[int]]:
     turned out wrong would be refused by the env, not followed."""
     if g.won:
         return "solvable", []
-    verdict, _, path, _, _ = solver_search(g, None, max_nodes, TABLE_MB)
+    verdict, _, path, _, _ = run_search(g, None, max_nodes, TABLE_MB)
     return verdict, ([int(a) for a in path] if verdict == "solvable" else [])
 
 
@@ -123,16 +123,16 @@ class SafeGreedyTeacher:
         max_tries: int = MAX_TRIES,
         on_repeat: str = "greedy",
     ) -> None:
-        if not isinstance(max_nodes, int) or isinstance(max_nodes, bool) or max_nodes < 1:
+        if not is_int(max_nodes) or max_nodes < 1:
             raise ValueError(f"max_nodes must be a positive integer, not {max_nodes!r}")
-        if not isinstance(max_tries, int) or isinstance(max_tries, bool) or max_tries < 1:
+        if not is_int(max_tries) or max_tries < 1:
             raise ValueError(f"max_tries must be a positive integer, not {max_tries!r}")
         check_on_repeat(on_repeat)
         self.on_repeat = on_repeat
         self.game = game
         self.options = dict(options or {})
-        self.max_nodes = max_nodes
-        self.max_tries = max_tries
+        self.max_nodes = int(max_nodes)
+        self.max_tries = int(max_tries)
         self.greedy = GreedyAgent(game, self.options)
         self.plan: list[str] = []  # the rest of the last solution found, from this position
         self.calls = 0
@@ -257,7 +257,7 @@ def teach_deal(
     rest of it would cost the most solver calls (every try fails) for the labels a trainer
     weighs least; on Réfléchi draw 1 a student's lost game left to the step limit has 30–130
     safe positions of 1000. ``on_repeat``: see :class:`SafeGreedyTeacher`."""
-    if not isinstance(stop_unsafe, int) or isinstance(stop_unsafe, bool) or stop_unsafe < 0:
+    if not is_int(stop_unsafe) or stop_unsafe < 0:
         raise ValueError(f"stop_unsafe must be a non-negative integer, not {stop_unsafe!r}")
     opts = EnvOptions.build(game, **(options or {}), split="eval")
     core = EnvCore(opts, 1)
@@ -478,14 +478,15 @@ def make_shards(
     for name, v in (("lo", lo), ("hi", hi), ("chunk", chunk), ("jobs", jobs),
                     ("stop_unsafe", stop_unsafe)):  # fmt: skip
         least = 1 if name in ("hi", "chunk", "jobs") else 0
-        if not isinstance(v, int) or isinstance(v, bool) or v < least:
+        if not is_int(v) or v < least:
             kind = "a positive" if least else "a non-negative"
             raise ValueError(f"{name} must be {kind} integer, not {v!r}")
     check_on_repeat(on_repeat)
     if teacher not in TEACHERS:
         raise ValueError(f"teacher must be one of {', '.join(TEACHERS)}, not {teacher!r}")
-    if not isinstance(nodes, int) or isinstance(nodes, bool) or not 1 <= nodes <= 1 << 20:
+    if not is_int(nodes) or not 1 <= nodes <= 1 << 20:
         raise ValueError(f"nodes must be an integer in 1 … {1 << 20}, not {nodes!r}")
+    lo, hi, chunk, jobs, stop_unsafe, nodes = map(int, (lo, hi, chunk, jobs, stop_unsafe, nodes))
     if hi <= lo:
         raise ValueError(f"no deals in {lo} … {hi - 1}")
     out = Path(out)

@@ -30,6 +30,7 @@ import numpy as np
 
 from agents.base import Agent
 from agents.teacher import DEFAULT_MAX_NODES, MAX_TRIES, first_winnable, prove
+from solitaire_gym.errors import is_int
 from solitaire_gym.game import Game
 
 
@@ -48,13 +49,13 @@ class SolverVetoAgent(Agent):
             raise TypeError(f"{inner!r} cannot be vetoed: it has no preferences() and commit()")
         for key, value, least in (("max_nodes", max_nodes, 1), ("max_tries", max_tries, 1),
                                   ("samples", samples, 0)):  # fmt: skip
-            if not isinstance(value, int) or isinstance(value, bool) or value < least:
+            if not is_int(value) or value < least:
                 raise ValueError(f"{key} must be an integer of at least {least}, not {value!r}")
         self.inner = inner
         self.name = f"{inner.name}+veto" + (f"@{samples}" if samples else "")
-        self.max_nodes = max_nodes
-        self.max_tries = max_tries
-        self.samples = samples
+        self.max_nodes = int(max_nodes)
+        self.max_tries = int(max_tries)
+        self.samples = int(samples)
         self.seed = seed
         self.rng = np.random.default_rng(seed)
         self.plans: dict[int, list[str]] = {}  # per game: the rest of the last win found

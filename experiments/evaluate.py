@@ -53,6 +53,7 @@ import shlex
 import sys
 import time
 from pathlib import Path
+from typing import NamedTuple
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout
 
@@ -93,6 +94,11 @@ MAX_VERDICTS_BYTES = 64 * 2**20
 MAX_EPISODES_BYTES = 256 * 2**20
 """Largest ``episodes.csv`` read in (about 50 bytes a game)."""
 
+Games = dict[tuple[str, str], list[str]]
+"""Games by (variant, policy), in the order their rows are written: each game one line of
+``episodes.csv`` (its :data:`EPISODE_FIELDS` joined by commas, without the line end). A line
+takes a few times fewer bytes than a dict of its fields, and it is written back as it is."""
+
 
 def _ppo_specs(items: list[str]) -> list[tuple[str | None, str, Path]]:
     """``[NAME@][TAG=]PATH`` (or ``NAME=PATH``) -> (tag or None, name, path)."""
@@ -116,15 +122,32 @@ def _ppo_specs(items: list[str]) -> list[tuple[str | None, str, Path]]:
     return out
 
 
-def _rows_to_results(rows: list[dict]) -> list[EpisodeResult]:
+class _Game(NamedTuple):
+    """What :func:`~agents.stats.summarize` reads of a game (an ``EpisodeResult``'s fields)."""
+
+    deal: int
+    won: bool
+    score: int
+    moves: int
+    end: str
+    foundation: int
+
+
+def _games_of(lines: list[str]) -> list[_Game]:
+    """The games of lines of ``episodes.csv`` (:data:`Games`), as ``summarize`` reads them."""
     out = []
-    for r in rows:
-        out.append(EpisodeResult(
-            code=r["code"], deal=int(r["deal"]), won=str(r["won"]) == "True",
-            score=int(r["score"]), moves=int(r["moves"]), steps=int(r["steps"]), end=r["end"],
-            foundation=int(r["foundation"]),
-        ))  # fmt: skip
+    for line in lines:
+        _, _, _, deal, won, score, moves, _, end, foundation = line.split(",")
+        out.append(_Game(int(deal), won == "True", int(score), int(moves), end, int(foundation)))
     return out
+
+
+def _csv_line(values) -> str:
+    """A row of ``episodes.csv`` (its :data:`EPISODE_FIELDS`' values) as ``csv`` writes it,
+    without the line end."""
+    buf = io.StringIO(newline="")
+    csv.writer(buf, lineterminator="").writerow(values)
+    return buf.getvalue()
 
 
 def _name(path: Path) -> str:
@@ -263,16 +286,19 @@ def _row_problem(r: dict, deals: range) -> str:
     return ""
 
 
-def _read_episodes(path: Path, deals: range) -> dict[tuple[str, str], list[dict]]:
-    """The rows of an ``episodes.csv`` that evaluate.py wrote, by variant and policy; a file
-    without its columns, or with a value that is not what it wrote (:func:`_row_problem`: every
-    field, so no cell can be a spreadsheet formula or leave the output folder as part of a trace
-    file's name), stops the run with an error that names the file, the line and the field."""
-    rows: dict[tuple[str, str], list[dict]] = {}
+def _read_episodes(path: Path, deals: range) -> Games:
+    """The rows of an ``episodes.csv`` that evaluate.py wrote, by variant and policy (each one
+    line, its fields in the order of :data:`EPISODE_FIELDS`); a file without its columns, or
+    with a value that is not what it wrote (:func:`_row_problem`: every field, so no cell can be
+    a spreadsheet formula, hold a comma or leave the output folder as part of a trace file's
+    name), stops the run with an error that names the file, the line and the field. The text is
+    decoded as it is parsed, never held whole as a string."""
+    rows: Games = {}
     where = _name(path)
     try:
-        text = read_limited(path, MAX_EPISODES_BYTES).decode("utf-8")
-        reader = csv.DictReader(io.StringIO(text, newline=""))
+        data = read_limited(path, MAX_EPISODES_BYTES)
+        text = io.TextIOWrapper(io.BytesIO(data), encoding="utf-8", newline="")
+        reader = csv.DictReader(text)
         missing = [k for k in EPISODE_FIELDS if k not in (reader.fieldnames or [])]
         if missing or len(reader.fieldnames) != len(EPISODE_FIELDS):
             raise SystemExit(f"evaluate.py: {where} is not a table evaluate.py wrote (no "
@@ -282,7 +308,8 @@ def _read_episodes(path: Path, deals: range) -> dict[tuple[str, str], list[dict]
             if wrong:
                 raise SystemExit(f"evaluate.py: {where}, line {reader.line_num}: not a row "
                                  f"evaluate.py wrote ({wrong})")  # fmt: skip
-            rows.setdefault((r["variant"], r["policy"]), []).append(r)
+            line = ",".join([r[k] for k in EPISODE_FIELDS])
+            rows.setdefault((r["variant"], r["policy"]), []).append(line)
     except (FileFormatError, UnicodeDecodeError, csv.Error) as e:
         raise SystemExit(f"evaluate.py: {where} is not a table evaluate.py wrote "
                          f"({shown(str(e), 200)})") from None  # fmt: skip
@@ -313,7 +340,7 @@ def _load_included(paths: list[str], deals: list[int], replace: list[str] = ()):
     games of the same variant and policy. Each included summary names the command that played
     its games (``played_by``). Also returns, for each replaced variant and policy, the folder
     whose games (and trace files) replaced them."""
-    by_key: dict[tuple[str, str], list[dict]] = {}
+    by_key: Games = {}
     came_from: dict[tuple[str, str], Path] = {}
     replaced: dict[tuple[str, str], Path] = {}
     extras: dict[tuple[str, str], dict] = {}
@@ -353,18 +380,7 @@ def _load_included(paths: list[str], deals: list[int], replace: list[str] = ()):
         if (d / "verdicts.json").exists():  # a --replace folder: of the solver games it replaces
             solved = {t for t, name in rows if name == "solver"} if replacing else None
             _read_verdicts(d / "verdicts.json", verdicts, budget, solved)
-    episodes = [r for games in by_key.values() for r in games]
-    return episodes, extras, verdicts, budget, replaced
-
-
-def _put_in_place(episodes: list[dict], key: tuple[str, str], new: list[dict]) -> list[dict]:
-    """``episodes`` with the games of ``key`` (variant, policy) replaced by ``new``, where the
-    old ones were (as ``--replace`` does), or at the end if there were none."""
-    at = next((i for i, e in enumerate(episodes) if (e["variant"], e["policy"]) == key), None)
-    rest = [e for e in episodes if (e["variant"], e["policy"]) != key]
-    if at is None:
-        return rest + new
-    return rest[:at] + new + rest[at:]
+    return by_key, extras, verdicts, budget, replaced
 
 
 def _trace_path(folder: Path, tag: str, name: str, code: str) -> Path:
@@ -387,14 +403,14 @@ def _trace_path(folder: Path, tag: str, name: str, code: str) -> Path:
     return path
 
 
-def _replace_traces(out: Path, episodes: list[dict], replaced: dict) -> None:
+def _replace_traces(out: Path, episodes: Games, replaced: dict) -> None:
     """For each variant and policy whose games a ``--replace`` folder supplied: remove the trace
     files ``out`` holds of those games and copy in the ones the folder has (regular files of at
     most a trace's size, never through a symbolic link, and only into ``out``)."""
     from solitaire_gym.traces import MAX_TRACE_BYTES
 
     for (tag, name), src in replaced.items():
-        codes = [e["code"] for e in episodes if (e["variant"], e["policy"]) == (tag, name)]
+        codes = [line.split(",")[EPISODE_FIELDS.index("code")] for line in episodes[(tag, name)]]
         for code in codes:
             new, old = _trace_path(src, tag, name, code), _trace_path(out, tag, name, code)
             if new.resolve() == old.resolve():
@@ -583,10 +599,11 @@ def evaluate(args) -> dict:
         """Summaries from the episodes (this run's and the included ones), written out; called
         after every policy and variant, so an interrupted run keeps what it finished."""
         summaries: dict[str, dict[str, dict]] = {}
-        for tag, name in dict.fromkeys((e["variant"], e["policy"]) for e in episodes):
-            rows = [e for e in episodes if e["variant"] == tag and e["policy"] == name]
+        for (tag, name), lines in episodes.items():
+            if not lines:
+                continue
             solvable = {d: v == "solvable" for d, v in verdicts.get(tag, {}).items()} or None
-            s = summarize(_rows_to_results(rows), solvable)
+            s = summarize(_games_of(lines), solvable)
             summaries.setdefault(tag, {})[name] = s | extras.get((tag, name), {})
         summaries = {t: summaries[t] for t in VARIANTS if t in summaries}
         result = {
@@ -598,12 +615,11 @@ def evaluate(args) -> dict:
         }
         _write(out / "results.json", json.dumps(result, indent=2) + "\n", out)
         _write(out / "results.md", markdown_table(result) + "\n", out)
-        table = io.StringIO(newline="")
-        if episodes:
-            w = csv.DictWriter(table, fieldnames=list(episodes[0]))
-            w.writeheader()
-            w.writerows(episodes)
-        _write(out / "episodes.csv", table.getvalue(), out)
+        table = ""
+        if any(episodes.values()):  # csv's line ends, as csv.writer writes them
+            rows = (line for games in episodes.values() for line in games)
+            table = "\r\n".join([",".join(EPISODE_FIELDS), *rows, ""])
+        _write(out / "episodes.csv", table, out)
         if verdicts:
             _write(out / "verdicts.json", json.dumps(
                 {"solver_budget": budget,
@@ -662,8 +678,8 @@ def evaluate(args) -> dict:
                 extra["verdicts"] = {v: sum(x == v for x in verdicts[tag].values())
                                      for v in VERDICTS}  # fmt: skip
             extras[(tag, name)] = extra
-            new = [{"variant": tag, "policy": name, **r.to_dict()} for r in results]
-            episodes = _put_in_place(episodes, (tag, name), new)
+            # a replaced variant and policy keeps its place in the files
+            episodes[(tag, name)] = [_csv_line((tag, name, *r.to_dict().values())) for r in results]
             solvable = {d: v == "solvable" for d, v in verdicts.get(tag, {}).items()} or None
             print(_line(tag, name, summarize(results, solvable) | extra), flush=True)
             write_outputs()

@@ -20,8 +20,9 @@ import shlex
 import sys
 from pathlib import Path
 
-from solitaire_gym.envs.deal_lists import TAGS, TRAIN_START, build_solvable
+from solitaire_gym.envs.deal_lists import TAGS, TRAIN_START
 from solitaire_gym.solver.batch import parse_variant
+from solitaire_gym.solver.solvable import build_solvable
 
 # variant -> (deals tried, positions per deal). About 1500–3000 solvable deals where the solver is
 # fast (Seahaven with 4 cells, Double Solitaire), fewer where it is slow (Réfléchi, where an

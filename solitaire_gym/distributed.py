@@ -38,7 +38,7 @@ import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
-from solitaire_gym.errors import SolitaireError
+from solitaire_gym.errors import SolitaireError, is_int
 
 LOCAL = "local"
 """The ``--ray`` value (also what a bare ``--ray`` means) for a Ray started on this machine."""
@@ -103,7 +103,7 @@ def connect(address: str | None = None, *, jobs: int | None = None):
     ``ray`` module. See the module docstring for ``address``; ``jobs`` is the number of CPUs a
     local Ray offers (default all), and is ignored for a cluster."""
     address = check_address(address)
-    if jobs is not None and (isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1):
+    if jobs is not None and (not is_int(jobs) or jobs < 1):
         raise ValueError(f"jobs must be 1 or more, not {jobs!r}")
     ray = import_ray()
     if ray.is_initialized():
@@ -119,7 +119,7 @@ def connect(address: str | None = None, *, jobs: int | None = None):
             # Results are small (a few KB per deal): a small object store is plenty.
             ray.init(
                 address="local",
-                num_cpus=jobs or os.cpu_count() or 1,
+                num_cpus=int(jobs or os.cpu_count() or 1),
                 object_store_memory=256 << 20,
                 **kw,
             )

@@ -55,6 +55,7 @@ from solitaire_gym.envs.vector_env import SolitaireVectorEnv
 from solitaire_gym.errors import SolitaireError, is_int, shown
 from solitaire_gym.files import FileFormatError, read_limited, strict_json, write_atomic
 from solitaire_gym.game import Game
+from solitaire_gym.rendering import MAX_RENDER_MOVES
 
 FORMAT = "solitaire_gym.trace"
 VERSION = 1
@@ -64,10 +65,6 @@ MAX_TRACE_BYTES = 64 * 2**20
 """Largest trace file :func:`load_trace` reads (about 8 million moves of notation)."""
 MAX_TRACE_MOVES = 1_000_000
 """Most moves a trace may hold (the apps' games run to a few hundred)."""
-MAX_RENDER_MOVES = 10_000
-"""Most moves a trace may hold to be drawn as a GIF, an MP4 or a replay page (``render``,
-``Trace._repr_html_``): drawing costs about 0.3 ms a move for the page and 7 ms for a video
-frame, so 10,000 moves take seconds and a minute; a longer trace shows its last position only."""
 _CHECKPOINT_EVERY = 256  # Trace.positions keeps a copy of the game every this many moves
 
 

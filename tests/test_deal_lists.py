@@ -17,12 +17,12 @@ from solitaire_gym.envs.deal_lists import (
     DATA,
     TAGS,
     DealListError,
-    build_solvable,
     solvable_deals,
     solvable_info,
 )
 from solitaire_gym.envs.solitaire_env import SolitaireEnv
 from solitaire_gym.solver.batch import parse_variant
+from solitaire_gym.solver.solvable import build_solvable
 
 SHIPPED = sorted(json.loads((DATA / "index.json").read_text()))
 

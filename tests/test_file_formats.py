@@ -360,6 +360,7 @@ def _rezip(src: Path, dst: Path, members: dict[str, bytes | tuple]) -> Path:
                     f.write(head)
                     for _ in range(zeros // 2**20):
                         f.write(bytes(2**20))
+                    f.write(bytes(zeros % 2**20))
             else:
                 zout.writestr(name, new)
     return dst
@@ -443,6 +444,37 @@ def test_shards_are_read_header_first(tmp_path, member, shape, descr, words):
     message = []
     peak = _peak(lambda: message.append(refused(ShardError, load_shards, [bad])))
     assert words in message[0] and str(bad) in message[0]
+    assert peak < 16 * 2**20
+
+
+def test_a_shard_may_take_only_so_much_memory_per_byte_of_its_file(tmp_path):
+    """Zeros compress a thousandfold: a shard of 200,000 identical positions in a file of a few
+    tens of KB declares 19 MB of arrays, well under MAX_SHARD_BYTES, that would decode to 150
+    MB. Loading takes at most SHARD_MEMORY_PER_BYTE times the file size (or the floor): it is
+    refused from its headers, before a byte of data is read."""
+    from agents.dataset import (
+        SHARD_MEMORY_FLOOR,
+        SHARD_MEMORY_PER_BYTE,
+        ShardError,
+        load_shards,
+        shard_load_bytes,
+    )
+
+    good = _shard(tmp_path)
+    n = 200_000
+    width = (591 + 7) // 8
+    members = {"obs.npy": ((n, 7), "|u1", 7), "masks.npy": ((n, width), "|u1", width),
+               "labels.npy": ((n,), "<i2", 2), "safe.npy": ((n,), "|b1", 1),
+               "played.npy": ((n,), "<i2", 2), "episode.npy": ((n,), "<i8", 8)}  # fmt: skip
+    bomb = _rezip(good, tmp_path / "bomb.npz",
+                  {k: (_npy(shape, descr), n * size) for k, (shape, descr, size) in
+                   members.items()})  # fmt: skip
+    stored = sum(n * size for *_, size in members.values())
+    need = shard_load_bytes(stored + 1024, n, 1, 7, 591)  # 1 KB: codebook, deals, won, meta
+    assert need > max(SHARD_MEMORY_FLOOR, SHARD_MEMORY_PER_BYTE * bomb.stat().st_size)
+    message = []
+    peak = _peak(lambda: message.append(refused(ShardError, load_shards, [bomb])))
+    assert "once loaded" in message[0] and str(bomb) in message[0]
     assert peak < 16 * 2**20
 
 
@@ -645,6 +677,40 @@ def test_a_good_included_folder_still_merges(tmp_path):
     s = result["summaries"]["SH1-C4"]["random"]
     assert s["mean_score"] == 10 and s["played_by"] == "python experiments/evaluate.py y"
     assert (out / "episodes.csv").read_text() == (good / "episodes.csv").read_text()
+
+
+def test_an_included_episodes_csv_takes_a_few_times_its_size(tmp_path):
+    """An included ``episodes.csv`` is held as its lines, not as a dict per row: merging a valid
+    one of a few MB takes a few times its size in memory, no more."""
+    from solitaire_gym.engine.variants import parse_code
+
+    policies = ["random", "greedy", "search@256", "ppo", "solver", "puct@64", "learned"]
+    n = 6000
+    codes = parse_code("SH1-C4-AAAAAAB")[0].codes(np.arange(n))
+    rng = np.random.default_rng(0)
+    lines = [",".join(FIELDS)]
+    for p in policies:
+        score, moves, steps, found = rng.integers(0, 100_000, (4, n)).tolist()
+        lines += [f"SH1-C4,{p},{codes[d]},{d},False,{score[d] - 50_000},{moves[d]},{steps[d]},"
+                  f"stuck,{found[d] % 52}" for d in range(n)]  # fmt: skip
+    big = tmp_path / "big"
+    big.mkdir()
+    (big / "episodes.csv").write_text("\r\n".join(lines) + "\r\n")
+    summaries = {"SH1-C4": {p: {} for p in policies}}
+    (big / "results.json").write_text(json.dumps(
+        {"command": "x", "deals": {"first": 0, "count": n}, "summaries": summaries}))  # fmt: skip
+    size = (big / "episodes.csv").stat().st_size
+    assert size > 2 * 2**20
+    small = _folder(tmp_path / "small", [_row(d) for d in range(3)])
+    _evaluate("--include", str(small), "--out", str(tmp_path / "warm"))  # the imports it makes
+    out = tmp_path / "out"
+    args = ("--include", str(big), "--out", str(out), "--deals", str(n))
+    evaluate = experiment("evaluate")
+    peak = _peak(lambda: evaluate.main(["--policies", "", "--no-plots", *args]))
+    assert (out / "episodes.csv").read_bytes() == (big / "episodes.csv").read_bytes()
+    result = json.loads((out / "results.json").read_text())
+    assert [s["deals"] for s in result["summaries"]["SH1-C4"].values()] == [n] * len(policies)
+    assert peak < 6 * size, (peak, size)
 
 
 # ---- fuzz: any bytes are read or refused with the format's own error ---------------------------

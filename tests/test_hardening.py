@@ -659,12 +659,8 @@ def test_results_file_fields(tmp_path, change, message):
 
 
 def test_deal_lists_refuse_bad_arguments_and_index_files(tmp_path):
-    from solitaire_gym.envs.deal_lists import (
-        DealListError,
-        build_solvable,
-        solvable_deals,
-        solvable_info,
-    )
+    from solitaire_gym.envs.deal_lists import DealListError, solvable_deals, solvable_info
+    from solitaire_gym.solver.solvable import build_solvable
 
     v = parse_code(SH)[0]
     with pytest.raises(TypeError, match="variant must be a Variant"):

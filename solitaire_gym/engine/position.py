@@ -46,7 +46,7 @@ from solitaire_gym.engine.scoring import SCORE_MAX
 from solitaire_gym.engine.shuffle import VEGAS_START
 from solitaire_gym.engine.state import MOVES_MAX, State
 from solitaire_gym.engine.variants import DOUBLE, MAX_HEIGHT, MAX_RUN, SEAHAVEN, Variant, parse_code
-from solitaire_gym.errors import GameCodeError, PositionError, shown
+from solitaire_gym.errors import GameCodeError, PositionError, is_int, shown
 
 FORMAT = "solitaire_gym.position"
 VERSION = 1
@@ -230,7 +230,7 @@ def _check_counters(d: dict, variant: Variant) -> None:
     start (see the module docstring for what else is accepted, and why)."""
     for field in ("score", "moves"):
         v = d[field]
-        if not isinstance(v, int) or isinstance(v, bool):
+        if not is_int(v):
             raise PositionError(f"field {field!r} must be an integer, not {shown(v)}")
     moves, score = d["moves"], d["score"]
     if not 0 <= moves <= MOVES_MAX:

@@ -21,7 +21,7 @@ written one at a time, so a long game does not hold every picture in memory.
 
 Each writer writes a temporary file beside its output and renames it over the output when done:
 a failed write leaves an old file as it was, and a symbolic link where the output goes is refused,
-never followed. A trace of more than :data:`~solitaire_gym.traces.MAX_RENDER_MOVES` moves is
+never followed. A trace of more than :data:`~solitaire_gym.rendering.MAX_RENDER_MOVES` moves is
 refused before anything is drawn (a PNG of one position is drawn from any trace).
 """
 
@@ -35,6 +35,7 @@ import json
 import os
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 from PIL import Image
@@ -42,16 +43,18 @@ from PIL import Image
 from solitaire_gym.engine.variants import parse_code
 from solitaire_gym.errors import SolitaireError
 from solitaire_gym.files import FileFormatError, atomic_path
-from solitaire_gym.rendering import image
+from solitaire_gym.rendering import MAX_RENDER_MOVES, image
 from solitaire_gym.rendering.image import board_size, render_image
-from solitaire_gym.traces import MAX_RENDER_MOVES, Trace
+
+if TYPE_CHECKING:  # the type only: traces.py displays a trace with this module
+    from solitaire_gym.traces import Trace
 
 HOLD_LAST_S = 2.0  # the last position stays this long in a video
 
 
 def check_length(trace: Trace) -> None:
     """:class:`~solitaire_gym.SolitaireError` for a trace too long to draw whole
-    (:data:`~solitaire_gym.traces.MAX_RENDER_MOVES`), before anything is drawn or written."""
+    (:data:`~solitaire_gym.rendering.MAX_RENDER_MOVES`), before anything is drawn or written."""
     if len(trace.moves) > MAX_RENDER_MOVES:
         raise SolitaireError(
             f"the trace has {len(trace.moves)} moves; at most {MAX_RENDER_MOVES} are drawn as a "
@@ -387,7 +390,7 @@ def replay_data(trace: Trace) -> dict:
 
 def html_page(trace: Trace) -> str:
     """The replay page of ``trace`` as one HTML string (see the module docstring); a trace of
-    more than :data:`~solitaire_gym.traces.MAX_RENDER_MOVES` moves is refused."""
+    more than :data:`~solitaire_gym.rendering.MAX_RENDER_MOVES` moves is refused."""
     check_length(trace)
     variant, _ = parse_code(trace.code)
     height, width = board_size(trace.code)

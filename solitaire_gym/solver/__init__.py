@@ -8,7 +8,8 @@
 ``kernels.py`` is the compiled depth-first search over the engine's kernels (its docstring says
 which moves it leaves out and why that keeps the verdicts exact); ``search.py`` the budgets, the
 result and the certificate; ``batch.py`` many deals on all cores, resumable (the CLI's
-``solitaire-gym solve --deals``).
+``solitaire-gym solve --deals``); ``solvable.py`` the shipped lists of solvable training deals
+(``experiments/solvable_deals.py``).
 """
 
 from solitaire_gym.solver.search import (

@@ -21,7 +21,7 @@ from typing import Any
 
 from solitaire_gym.engine.variants import MAX_DEAL, Variant, parse_code
 from solitaire_gym.errors import ArgumentError, GameCodeError, SolitaireError, is_int, shown
-from solitaire_gym.solver.search import VERDICTS, _check_budget, solve, warm_up
+from solitaire_gym.solver.search import VERDICTS, check_budget, solve, warm_up
 
 
 class ResultsFileError(SolitaireError):
@@ -259,7 +259,7 @@ def solve_many(
         if not is_int(d) or not 0 <= d <= MAX_DEAL:
             raise GameCodeError(f"deal {shown(d)} is not a deal number (0 … {MAX_DEAL})")
     deals = [int(d) for d in deals]
-    max_seconds, max_nodes = _check_budget(max_seconds, max_nodes)
+    max_seconds, max_nodes = check_budget(max_seconds, max_nodes)
     if ray is not None:
         ray = check_address(ray)
     for name, value in (("jobs", jobs), ("chunk", chunk)):

@@ -16,11 +16,11 @@ from typing import Any
 import numpy as np
 
 from solitaire_gym.engine.actions import action_to_move
+from solitaire_gym.engine.game import RulesGame
 from solitaire_gym.engine.play import undo_record
 from solitaire_gym.engine.state import allocate, copy_state
 from solitaire_gym.engine.variants import G_DRAW, G_GAME, REFLECHI, SEAHAVEN
 from solitaire_gym.errors import ArgumentError, SolitaireError, is_int, shown
-from solitaire_gym.game import Game
 from solitaire_gym.solver import kernels as K
 
 VERDICTS = ("solvable", "unsolvable", "unknown")
@@ -137,19 +137,21 @@ class SolveResult:
         return "\n".join(lines)
 
 
-def _as_game(game_or_code: Any) -> Game:
-    if isinstance(game_or_code, Game):
+def _as_game(game_or_code: Any) -> RulesGame:
+    if isinstance(game_or_code, RulesGame):
         return game_or_code
     if isinstance(game_or_code, dict):
-        return Game.from_dict(game_or_code, undo_depth=0)  # PositionError names the fault
+        return RulesGame.from_dict(game_or_code, undo_depth=0)  # PositionError names the fault
     if isinstance(game_or_code, str):
-        return Game.from_code(game_or_code, undo_depth=0)  # GameCodeError names the fault
+        return RulesGame.from_code(game_or_code, undo_depth=0)  # GameCodeError names the fault
     raise ArgumentError(
         f"solve() takes a game code, a Game or a position dict, not {type(game_or_code).__name__}"
     )
 
 
-def _check_budget(max_seconds: Any, max_nodes: Any) -> tuple[float | None, int | None]:
+def check_budget(max_seconds: Any, max_nodes: Any) -> tuple[float | None, int | None]:
+    """``max_seconds`` (a number, or None: no limit) as a float and ``max_nodes`` (a positive
+    integer, or None) as an int; :class:`ArgumentError` naming the one that is neither."""
     if max_seconds is not None:
         if not (is_int(max_seconds) or isinstance(max_seconds, (float, np.floating))):
             raise ArgumentError(
@@ -178,7 +180,7 @@ def warm_up() -> None:
     search and not compilation."""
     global _warm
     if not _warm:
-        S = _Search(Game.from_code("TF1-D1N-AAAAAAB", undo_depth=0), 1.0)
+        S = _Search(RulesGame.from_code("TF1-D1N-AAAAAAB", undo_depth=0), 1.0)
         K.init_root(*S.args())
         K.search(*S.args(), 2, 100)
         K.restart(*S.args())
@@ -209,7 +211,7 @@ def luby(i: int) -> int:
 class _Search:
     """The arrays of one search, grown on demand."""
 
-    def __init__(self, game: Game, table_mb: float) -> None:
+    def __init__(self, game: RulesGame, table_mb: float) -> None:
         self.cfg = game.cfg
         src = game.state
         s = allocate(1, game.variant.n_cards, 0)
@@ -282,8 +284,8 @@ class _Search:
         return True
 
 
-def _run(
-    game: Game,
+def run_search(
+    game: RulesGame,
     max_seconds: float | None,
     max_nodes: int | None,
     table_mb: float,
@@ -438,7 +440,7 @@ def certify(start: dict[str, Any], solution: list[str]) -> None:
     list of move strings)."""
     if not isinstance(solution, (list, tuple)) or not all(isinstance(m, str) for m in solution):
         raise ArgumentError(f"a solution is a list of move strings, not {shown(solution)}")
-    g = Game.from_dict(start, undo_depth=0)
+    g = RulesGame.from_dict(start, undo_depth=0)
     for i, move in enumerate(solution):
         try:
             g.play(move)
@@ -451,7 +453,7 @@ def certify(start: dict[str, Any], solution: list[str]) -> None:
 
 
 def solve(
-    game_or_code: Game | str | dict[str, Any],
+    game_or_code: RulesGame | str | dict[str, Any],
     *,
     max_seconds: float | None = DEFAULT_SECONDS,
     max_nodes: int | None = None,
@@ -487,7 +489,7 @@ def solve(
     >>> r.verdict, r.thoughtful
     ('solvable', False)
     """
-    max_seconds, max_nodes = _check_budget(max_seconds, max_nodes)
+    max_seconds, max_nodes = check_budget(max_seconds, max_nodes)
     if clock not in ("wall", "cpu"):
         raise ArgumentError(f"clock must be 'wall' or 'cpu', not {shown(clock)}")
     if (
@@ -501,9 +503,9 @@ def solve(
     game = _as_game(game_or_code)
     warm_up()
     start = game.to_dict()
-    fresh = Game.from_code(game.code, undo_depth=0).to_dict()
+    fresh = RulesGame.from_code(game.code, undo_depth=0).to_dict()
     thoughtful = game.variant.game != SEAHAVEN
-    verdict, reason, path, stats, seconds = _run(
+    verdict, reason, path, stats, seconds = run_search(
         game, max_seconds, max_nodes, table_mb, _flags, _restarts, clock=clock
     )
     solution = [action_to_move(game.cfg, a) for a in path]
@@ -526,11 +528,12 @@ def solve(
     )
 
 
-def hint(game: Game | str | dict[str, Any], max_seconds: float | None = 2.0) -> str | None:
+def hint(game: RulesGame | str | dict[str, Any], max_seconds: float | None = 2.0) -> str | None:
     """The next move of a solution from the game's current position, or None (no solution found
     within the budget, the position is lost, or the game is already won). Thoughtful in
     Solitaire Réfléchi and Double Solitaire: the hint may rely on cards the player cannot see.
 
+    >>> from solitaire_gym import Game
     >>> hint(Game.from_code("SH1-C4-AAAAAJ2"), max_seconds=5) is not None
     True
     """
