@@ -263,3 +263,25 @@ def test_evaluate_plays_the_search_player(tmp_path):
     assert s["deals"] == 2 and 0 < s["nodes_per_move"] <= 16
     with pytest.raises(SystemExit, match="bad search budget"):
         evaluate.main_result(["--policies", "search@0", "--out", str(tmp_path)])
+
+
+def test_search_settings_are_checked():
+    game, options = VARIANTS["SH1-C4"]
+    for bad in (0, 1025, 2.5, True):
+        with pytest.raises(ArgumentError, match="candidates"):
+            RolloutSearch(game, options, candidates=bad)
+    for bad in (-1.0, float("nan"), 1e9, "25", True):
+        with pytest.raises(ArgumentError, match="noise"):
+            RolloutSearch(game, options, noise=bad)
+    agent = RolloutSearch(game, options, candidates=np.int64(3), noise=np.float32(5))
+    assert (agent.candidates, agent.noise) == (3, 5.0)
+
+
+def test_search_sweep_plays_and_refuses_bad_settings(capsys):
+    sweep = experiment("search_sweep")
+    line = sweep.main(["SH1-C4", "--nodes", "16", "--first", "2000", "--deals", "2"])
+    assert line.startswith("SH1-C4 nodes=16 ") and " deals 2000-2001: " in line
+    assert line in capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        sweep.main(["SH1-C4", "--candidates", "0"])
+    assert "candidates must be" in capsys.readouterr().err

@@ -6,23 +6,36 @@ the nodes spent on one decision; a forced move (one legal move) costs none.
 
 **Level 1** (one rollout level, as in Yan et al. 2005 and Bjarnason et al. 2007). The legal moves
 are ordered by the greedy player's priorities (``agents/greedy.py``) and the first
-``C = min(L, max(2, nodes // (1 + MIN_ROLLOUT)))`` of them are candidates: few candidates
-with long rollouts beat many with short ones (measured on Seahaven, docs/search.md). In a game
-with hidden cards, ``K ≤ samples`` determinizations are drawn:
-copies of the game whose unseen cards are dealt anew at random into the unseen places
-(``solitaire_gym.engine.information.redeal_unseen``), the same ``K`` for every candidate. Each
-candidate is played on each copy and followed by a rollout of the greedy player of
-``D = nodes // (C·K) − 1`` moves at most (``max_depth`` at most; it stops earlier when the copy is
-won or stuck). Seahaven Towers hides nothing and greedy is deterministic: ``K = 1`` there.
+``C = min(L, candidates, max(2, nodes // (1 + MIN_ROLLOUT)))`` of them are candidates: few
+candidates with long rollouts beat many with short ones (measured, docs/search.md). Each
+candidate is tried on ``K ≤ samples`` copies of the game (:func:`plan`):
+
+- in a game with hidden cards, the copies are determinizations, the same ``K`` for every
+  candidate: the unseen cards dealt anew at random into the unseen places
+  (``solitaire_gym.engine.information.redeal_unseen``), each from its own seed;
+- where nothing is hidden (Seahaven Towers; the others once every card has been seen), copy 0 is
+  rolled out by the greedy player and the others by a *noisy* greedy player: Gumbel noise of
+  scale ``noise`` added to its priorities, so the copies try different lines.
+
+Each candidate is played on each copy and followed by a rollout of
+``D = nodes // (C·K) − 1`` moves at most (``MAX_DEPTH`` at most; it stops earlier when the copy
+is won or stuck).
+
+**Waves.** The nodes the first wave leaves unspent (rollouts that ended stuck or won early) pay
+for further waves: every copy rolled out again, by the noisy player, on the same sampled deals,
+with rollouts as long as what is left affords (at least ``MIN_WAVE`` moves). A game that hides
+nothing stops at its first won copy.
 
 **Level 2**: the rollouts are played by level-1 searches on the copy (no new determinization:
-the copy's cards are a sample already), each with ``n₁ = ⌊√(P − 1)⌋`` nodes, ``P = nodes // (C·K)``
-nodes per candidate and copy, for ``(P − 1) // (n₁ + 1)`` moves.
+the copy's cards are a sample already; no noise, no waves), each with ``n₁ = ⌊√(P − 1)⌋``
+nodes, ``P = nodes // (C·K)`` nodes per candidate and copy, for ``(P − 1) // (n₁ + 1)`` moves.
 
 **Values.** A rollout's value is 1 when its copy is won, else half the share of cards on the
 foundations, or, with a value network (``value``; names ``search@N-v``), the network's estimate
-that its last position is winnable (0 when stuck: ``agents/search/value.py``). A candidate's value is its mean over the copies; the best candidate is played, ties
-to the greedy order.
+that its last position is winnable (0 when stuck: ``agents/search/value.py``). Where nothing is
+hidden a candidate is worth its best rollout (the game can replay it: **Lines**); where cards are
+hidden it is worth the mean, over the sampled deals, of its best rollout on each (hindsight
+optimisation). The best candidate is played, ties to the greedy order.
 
 **Lines.** Where a game hides no card (Seahaven Towers always, the others once every card has
 been seen), a copy plays exactly as the real game would: the search keeps, per game, the line of
@@ -69,23 +82,26 @@ MIN_ROLLOUT = 32
 """Fewest rollout moves per candidate the budget is shared for: with fewer nodes, fewer of the
 greedy player's first choices are candidates (two below 99 nodes)."""
 MAX_CANDIDATES = 8
-"""Most candidates per decision: a larger budget goes into longer rollouts and more samples."""
+"""Most candidates per decision by default (``candidates``): a larger budget goes into longer
+rollouts and further waves."""
 CIRCLE_PENALTY = 2.0
 NOISE = 25.0
-"""Scale of the Gumbel noise added to the greedy player's priorities in a noisy rollout (the
-priorities step by 5 to 50: docs of ``agents/greedy.py``)."""
+"""Default scale (``noise``) of the Gumbel noise added to the greedy player's priorities in a
+noisy rollout (the priorities step by 5 to 50: docs of ``agents/greedy.py``)."""
 MIN_WAVE = 8
 """Fewest rollout moves a further wave of rollouts is run for (``_search_group``)."""
 MAX_ROWS = 4096
 """Copies simulated together (rows of one engine batch)."""
 
 
-def plan(nodes: int, legal: int, samples: int, level: int) -> tuple[int, int, int, int]:
-    """How a decision spends ``nodes`` over ``legal`` legal moves with up to ``samples``
-    determinizations at ``level``: (candidates, copies per candidate, moves per rollout, nodes per
-    inner search (0 at level 1)). The first moves cost ``candidates · copies`` nodes, the rollouts
-    at most ``candidates · copies · moves · (1 + inner)``: never more than ``nodes`` in all."""
-    c = max(1, min(legal, nodes, MAX_CANDIDATES, max(2, nodes // (1 + MIN_ROLLOUT))))
+def plan(nodes: int, legal: int, samples: int, level: int,
+         candidates: int = MAX_CANDIDATES) -> tuple[int, int, int, int]:  # fmt: skip
+    """How a decision's first wave spends ``nodes`` over ``legal`` legal moves with up to
+    ``samples`` copies and ``candidates`` candidates at most, at ``level``: (candidates, copies
+    per candidate, moves per rollout, nodes per inner search (0 at level 1)). The first moves cost
+    ``candidates · copies`` nodes, the rollouts at most ``candidates · copies · moves ·
+    (1 + inner)``: never more than ``nodes`` in all."""
+    c = max(1, min(legal, nodes, candidates, max(2, nodes // (1 + MIN_ROLLOUT))))
     k = max(1, min(samples, nodes // (c * (1 + MIN_ROLLOUT))))
     per = nodes // (c * k)  # nodes per candidate and copy, its first move included
     if level <= 1:
@@ -104,16 +120,27 @@ class RolloutSearch(EngineSearch):
     """Nested rollouts (module docstring) for ``game`` with ``options``: ``nodes`` per move,
     ``level`` 1 or 2, up to ``samples`` determinizations per decision where cards are hidden,
     random choices from ``seed``; ``value`` (a :class:`~agents.search.value.ValueFunction`, or
-    None) values the rollouts that end unwon by the network instead of the cards home.
+    None) values the rollouts that end unwon by the network instead of the cards home;
+    ``candidates`` caps the candidates of a decision and ``noise`` scales the noisy rollouts'
+    Gumbel noise (:data:`MAX_CANDIDATES`, :data:`NOISE`).
     ``nodes_spent`` and ``decisions`` count the search's work (since the agent was made)."""
 
     def __init__(self, game: str, options: dict | None = None, *, nodes: int = DEFAULT_NODES,
                  level: int = 1, samples: int = DEFAULT_SAMPLES, seed: int = 0,
-                 value=None, name: str | None = None) -> None:  # fmt: skip
+                 value=None, name: str | None = None, candidates: int = MAX_CANDIDATES,
+                 noise: float = NOISE) -> None:  # fmt: skip
         self.nodes = _check("nodes", nodes, 1, MAX_NODES)
         self.level = _check("level", level, 1, MAX_LEVEL)
         self.samples = _check("samples", samples, 1, 256)
         self.seed = _check("seed", seed, 0, 2**63 - 1)
+        self.candidates = _check("candidates", candidates, 1, 1024)
+        if (
+            isinstance(noise, bool)
+            or not isinstance(noise, (int, float, np.floating))
+            or not (0.0 <= noise <= 1000.0)
+        ):
+            raise ArgumentError(f"noise must be a number in 0 … 1000, not {shown(noise)}")
+        self.noise = float(noise)
         if value is not None and not callable(value):
             raise ArgumentError(
                 f"value must be a value network (callable) or None, not {shown(value)}"
@@ -243,7 +270,13 @@ class RolloutSearch(EngineSearch):
         orders = [o[np.argsort(-prefs[i, o], kind="stable")] for i, o in enumerate(orders)]
         hidden = unseen_counts(src, rows) if rngs is not None else np.zeros(rows.size, np.int64)
         plans = [
-            plan(nodes, o.size, self.samples if hidden[i] > 0 or rngs is not None else 1, level)
+            plan(
+                nodes,
+                o.size,
+                self.samples if hidden[i] > 0 or rngs is not None else 1,
+                level,
+                self.candidates,
+            )
             for i, o in enumerate(orders)
         ]
         out = np.array([o[0] for o in orders], np.int64)
@@ -270,7 +303,7 @@ class RolloutSearch(EngineSearch):
         (if given) their lines.
 
         At the root, the nodes a wave of rollouts leaves unspent (rollouts that end stuck or won
-        early) pay for further waves, with new noise or new determinizations, while they can
+        early) pay for further waves of noisy rollouts on the same copies, while they can
         afford rollouts of ``MIN_WAVE`` moves; a game that hides nothing stops at its first
         win."""
         c_of = {i: plans[i][0] for i in group}
@@ -369,7 +402,7 @@ class RolloutSearch(EngineSearch):
                 ranks = self._rollout.preferences(core.obs, core.masks, starts, playing)
                 shake = np.flatnonzero(noisy & playing)
                 if shake.size:
-                    ranks[shake] += NOISE * _gumbel(keys[shake], steps[shake], ranks.shape[1])
+                    ranks[shake] += self.noise * _gumbel(keys[shake], steps[shake], ranks.shape[1])
                 chosen = np.argmax(ranks, axis=1)
                 self._rollout.commit(core.obs, core.masks, chosen, playing)
                 act[playing] = chosen[playing]
@@ -411,8 +444,8 @@ class RolloutSearch(EngineSearch):
 
 
 class _Tally:
-    """What the waves found for one game's ``c`` candidates: the sum and count of their copies'
-    values, the best value and the line of the copy that reached it, and whether one was won."""
+    """What the waves found for one game's ``c`` candidates: the best value on each copy, the
+    best value of all and the line of the copy that reached it, and whether a copy was won."""
 
     __slots__ = ("best", "line", "sample", "seeds", "won")
 
