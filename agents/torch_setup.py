@@ -1,0 +1,91 @@
+"""Where torch runs: the device a network trains or plays on, and torch's CPU threads.
+
+Every entry that trains or plays a torch network (``experiments/train.py``, ``imitate.py``,
+``train_policy.py``, ``finetune_ppo.py``, ``evaluate.py``) takes ``--device`` and resolves it with
+:func:`resolve_device` before any work starts, and sets torch's CPU threads with
+:func:`set_torch_threads`.
+
+Devices: ``"auto"`` (CUDA when ``torch.cuda.is_available()``, else the CPU), ``"cpu"``,
+``"cuda"`` and ``"cuda:N"``. Anything else, or a CUDA device this machine lacks, is refused with
+a :class:`DeviceError` that names it.
+
+Threads: the env kernels (numba) and the network (torch) take turns in one process. torch's
+default is one thread per core, and its threads then compete with numba's for the same cores,
+so the entries that step envs and run a network in one process (PPO training, evaluating a
+network-driven player) use :data:`SHARED_CORE_THREADS` torch threads unless told otherwise
+(``torch_threads`` in a config, ``--torch-threads``). ``docs/training.md`` gives the measurement.
+"""
+
+from __future__ import annotations
+
+import re
+
+from solitaire_gym.errors import ArgumentError, is_int, shown
+
+DEVICES = ("auto", "cpu", "cuda", "cuda:N")
+"""The device names :func:`resolve_device` takes (``N``: a CUDA device's index)."""
+AUTO = "auto"
+"""The default device of every entry: CUDA when torch sees a CUDA device, else the CPU."""
+SHARED_CORE_THREADS = 1
+"""torch's CPU threads where numba's env kernels share the cores with the network."""
+MAX_TORCH_THREADS = 1024
+"""The most CPU threads :func:`set_torch_threads` takes."""
+
+_DEVICE_RE = re.compile(r"^(auto|cpu|cuda(:(0|[1-9][0-9]{0,3}))?)$", re.ASCII)
+
+
+class DeviceError(ArgumentError):
+    """A device name that is not one of :data:`DEVICES`, or a CUDA device this machine lacks."""
+
+
+def check_device_name(device: object) -> str:
+    """``device`` if it is one of the names of :data:`DEVICES`, else a :class:`DeviceError`.
+    Checks the spelling only (torch is not imported): :func:`resolve_device` checks the
+    machine."""
+    if not isinstance(device, str) or not _DEVICE_RE.match(device):
+        raise DeviceError(
+            f"device must be one of {', '.join(repr(d) for d in DEVICES)} (N: a CUDA device's "
+            f"index), not {shown(device)}"
+        )
+    return device
+
+
+def resolve_device(device: str = AUTO) -> str:
+    """The torch device ``device`` names on this machine: ``"auto"`` becomes ``"cuda"`` when
+    ``torch.cuda.is_available()``, else ``"cpu"``; ``"cpu"``, ``"cuda"`` and ``"cuda:N"`` are
+    returned as they are once this machine is known to have them. A bad name, or CUDA asked for
+    where torch sees no CUDA device (or fewer than ``N + 1``), raises a :class:`DeviceError`."""
+    check_device_name(device)
+    if device == "cpu":
+        return device
+    import torch
+
+    available = torch.cuda.is_available()
+    if device == AUTO:
+        return "cuda" if available else "cpu"
+    if not available:
+        build = "a CPU-only build" if torch.version.cuda is None else f"CUDA {torch.version.cuda}"
+        raise DeviceError(
+            f"device {device!r}: torch {torch.__version__} ({build}) finds no CUDA device; "
+            "use 'auto' or 'cpu'"
+        )
+    index = int(device.partition(":")[2] or 0)
+    count = torch.cuda.device_count()
+    if index >= count:
+        raise DeviceError(
+            f"device {device!r}: this machine has {count} CUDA device(s), cuda:0 … cuda:{count - 1}"
+        )
+    return device
+
+
+def set_torch_threads(threads: int = SHARED_CORE_THREADS) -> None:
+    """Set torch's CPU threads (``torch.set_num_threads``) to ``threads``, an integer from 1 to
+    :data:`MAX_TORCH_THREADS`; anything else raises an
+    :class:`~solitaire_gym.errors.ArgumentError` and changes nothing."""
+    if not is_int(threads) or not 1 <= threads <= MAX_TORCH_THREADS:
+        raise ArgumentError(
+            f"torch threads must be an integer from 1 to {MAX_TORCH_THREADS}, not {shown(threads)}"
+        )
+    import torch
+
+    torch.set_num_threads(int(threads))
