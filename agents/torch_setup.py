@@ -78,6 +78,26 @@ def resolve_device(device: str = AUTO) -> str:
     return device
 
 
+def add_device_argument(parser) -> None:
+    """Add ``--device`` (default :data:`AUTO`) to the ``argparse`` parser of an entry that
+    trains or plays a torch network; the entry resolves it with :func:`resolve_device` before
+    any work starts."""
+    parser.add_argument(
+        "--device",
+        default=AUTO,
+        help=f"where the network runs: {', '.join(DEVICES)} (default {AUTO}: CUDA when torch "
+        "sees a CUDA device, else the CPU)",
+    )
+
+
+def net_device(net):
+    """The device of the torch module ``net``'s first parameter (the CPU for a module without
+    any): where its inputs go."""
+    import torch
+
+    return next((w.device for w in net.parameters()), torch.device("cpu"))
+
+
 def set_torch_threads(threads: int = SHARED_CORE_THREADS) -> None:
     """Set torch's CPU threads (``torch.set_num_threads``) to ``threads``, an integer from 1 to
     :data:`MAX_TORCH_THREADS`; anything else raises an

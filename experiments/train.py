@@ -26,7 +26,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout
 
 from agents.config import ConfigError, load_config
-from agents.torch_setup import AUTO, DEVICES, DeviceError
+from agents.torch_setup import DeviceError, add_device_argument
 from agents.training import TrainRun
 
 
@@ -37,12 +37,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--timesteps", type=int, help="override total_timesteps")
     parser.add_argument("--restart", action="store_true", help="delete the run folder first")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
-    parser.add_argument(
-        "--device",
-        default=AUTO,
-        help=f"where the network trains: {', '.join(DEVICES)} (default {AUTO}: CUDA when torch "
-        "sees a CUDA device, else the CPU)",
-    )
+    add_device_argument(parser)
     args = parser.parse_args(argv)
     try:
         cfg = load_config(args.config)

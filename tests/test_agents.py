@@ -219,6 +219,35 @@ def test_evaluate_table_matches_a_direct_count(tmp_path):
     assert rows_of((merged / "results.md").read_text()) == rows_of(table)
 
 
+def test_evaluate_plays_the_networks_on_its_device(tmp_path, monkeypatch, capsys):
+    """``--device`` reaches the loading of every network (default ``auto``); a bad name is
+    refused before anything is played or written."""
+    import agents.policy
+
+    evaluate = experiment("evaluate")
+    out = tmp_path / "ev"
+    with pytest.raises(SystemExit) as e:
+        evaluate.main(["--policies", "learned", "--variants", "SH1-C4", "--deals", "2",
+                       "--device", "gpu", "--out", str(out)])  # fmt: skip
+    assert e.value.code == 2
+    assert "device must be one of 'auto', 'cpu', 'cuda', 'cuda:N'" in capsys.readouterr().err
+    assert not out.exists()
+    devices = []
+    real = agents.policy.load_policy
+
+    def spy(path, **kw):
+        devices.append(kw.get("device"))
+        return real(path, **kw)
+
+    monkeypatch.setattr(agents.policy, "load_policy", spy)
+    common = ["--policies", "learned", "--variants", "SH1-C4", "--deals", "2", "--no-plots"]
+    result = evaluate.main_result([*common, "--out", str(out)])
+    assert result["summaries"]["SH1-C4"]["learned"]["deals"] == 2
+    assert devices == ["auto"]
+    evaluate.main_result([*common, "--out", str(tmp_path / "cpu"), "--device", "cpu"])
+    assert devices == ["auto", "cpu"]
+
+
 def test_evaluate_keeps_the_solver_budget_with_its_verdicts(tmp_path):
     """Verdicts read in (``--verdicts``, ``--include``) keep the budget they were made with, and a
     run that would mix verdicts of two budgets stops before it plays."""
