@@ -13,12 +13,17 @@ Threads: the env kernels (numba) and the network (torch) take turns in one proce
 default is one thread per core, and its threads then compete with numba's for the same cores,
 so the entries that step envs and run a network in one process (PPO training, evaluating a
 network-driven player) use :data:`SHARED_CORE_THREADS` torch threads unless told otherwise
-(``torch_threads`` in a config, ``--torch-threads``). ``docs/training.md`` gives the measurement.
+(``torch_threads`` in a config, ``--torch-threads``), and :func:`agents.play.play_deals` lowers
+torch's threads to it while it plays (:func:`torch_threads_at_most`), in any script.
+``docs/training.md`` gives the measurement.
 """
 
 from __future__ import annotations
 
+import contextlib
 import re
+import sys
+from collections.abc import Iterator
 
 from solitaire_gym.errors import ArgumentError, is_int, shown
 
@@ -96,6 +101,22 @@ def net_device(net):
     import torch
 
     return next((w.device for w in net.parameters()), torch.device("cpu"))
+
+
+@contextlib.contextmanager
+def torch_threads_at_most(threads: int | None = SHARED_CORE_THREADS) -> Iterator[None]:
+    """Within: torch's CPU threads lowered to ``threads`` if torch is loaded and uses more; on
+    leaving, set back to what they were. ``None``, or torch not loaded: nothing changes."""
+    torch = sys.modules.get("torch")
+    if threads is None or torch is None or torch.get_num_threads() <= threads:
+        yield
+        return
+    before = torch.get_num_threads()
+    set_torch_threads(threads)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
 
 
 def set_torch_threads(threads: int = SHARED_CORE_THREADS) -> None:

@@ -11,6 +11,7 @@ from agents.config import KEEP_ALL, stale_checkpoints  # noqa: E402
 from agents.torch_setup import (  # noqa: E402
     AUTO,
     MAX_TORCH_THREADS,
+    SHARED_CORE_THREADS,
     DeviceError,
     check_device_name,
     resolve_device,
@@ -77,3 +78,29 @@ def test_stale_checkpoints_keep_the_latest_or_all():
     assert stale_checkpoints(found, 5) == []
     assert stale_checkpoints(found, KEEP_ALL) == []
     assert stale_checkpoints([], 1) == []
+
+
+def test_play_deals_lowers_torch_threads_while_it_plays_and_sets_them_back():
+    """The env kernels and a network-driven agent share the cores inside play_deals: torch runs
+    on at most the threads asked for there, and gets its own setting back after."""
+    from agents import RandomAgent, play_deals
+
+    class Probe(RandomAgent):
+        def _act(self, obs, masks, starts, active, view):
+            seen.add(torch.get_num_threads())
+            return super()._act(obs, masks, starts, active, view)
+
+    before = torch.get_num_threads()
+    try:
+        torch.set_num_threads(3)
+        for asked, want in ((None, 3), (1, 1), (2, 2), (5, 3)):
+            seen: set[int] = set()
+            play_deals(Probe(), "seahaven_towers", {"cells": 4}, [0, 1], max_episode_steps=5,
+                       torch_threads=asked)  # fmt: skip
+            assert seen == {want}, asked
+            assert torch.get_num_threads() == 3
+        seen = set()
+        play_deals(Probe(), "seahaven_towers", {"cells": 4}, [0], max_episode_steps=5)
+        assert seen == {SHARED_CORE_THREADS}  # the default
+    finally:
+        torch.set_num_threads(before)
