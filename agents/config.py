@@ -30,8 +30,8 @@ from typing import Any
 
 import yaml
 
-from agents.torch_setup import MAX_TORCH_THREADS, SHARED_CORE_THREADS
 from solitaire_gym.engine.catalog import GAME_OPTIONS
+from solitaire_gym.engine.threads import MAX_TORCH_THREADS, SHARED_CORE_THREADS
 from solitaire_gym.envs.core import DEAL_SOURCES, REWARD_MODES
 from solitaire_gym.errors import SHOWN_CHARS, SolitaireError, is_int, shown
 from solitaire_gym.files import FileFormatError, read_limited, strict_json

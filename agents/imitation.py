@@ -64,7 +64,8 @@ from agents.policy import (
     save_policy,
 )
 from agents.teacher import ON_REPEAT, TEACHERS
-from agents.torch_setup import AUTO, resolve_device, set_torch_threads
+from agents.torch_setup import AUTO, resolve_device
+from solitaire_gym.engine.threads import set_torch_threads
 from solitaire_gym.errors import shown
 
 SCHEMA: dict[str, Any] = {

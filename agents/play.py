@@ -16,8 +16,8 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 
 from agents.base import RESIGN, Agent, GameView
-from agents.torch_setup import SHARED_CORE_THREADS, torch_threads_at_most
 from solitaire_gym.engine.catalog import VARIANTS  # noqa: F401  (also agents.play.VARIANTS)
+from solitaire_gym.engine.threads import SHARED_CORE_THREADS, torch_threads_at_most
 from solitaire_gym.envs import kernels
 from solitaire_gym.envs.core import DEFAULT_MAX_EPISODE_STEPS, EVAL_SPLIT_END, EnvCore, EnvOptions
 

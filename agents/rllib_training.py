@@ -43,7 +43,7 @@ from agents.config import (
     stale_checkpoints,
 )
 from agents.play import VALIDATION_START, eval_deals, play_deals
-from agents.torch_setup import set_torch_threads
+from solitaire_gym.engine.threads import set_torch_threads
 
 ENV_NAME = "solitaire_gym_masked"
 """The name :func:`register` gives :func:`make_env` in Ray's registry."""

@@ -55,7 +55,7 @@ import numpy as np
 from agents.base import Agent
 from agents.dataset import Episode, game_starts, read_meta, write_shard
 from agents.greedy import GreedyAgent
-from agents.torch_setup import SHARED_CORE_THREADS, set_torch_threads
+from solitaire_gym.engine.threads import SHARED_CORE_THREADS, set_torch_threads
 from solitaire_gym.envs.core import DEFAULT_MAX_EPISODE_STEPS, EnvCore, EnvOptions
 from solitaire_gym.errors import is_int, shown
 from solitaire_gym.game import Game

@@ -1,40 +1,25 @@
-"""Where torch runs: the device a network trains or plays on, and torch's CPU threads.
+"""Where torch runs: the device a network trains or plays on.
 
 Every entry that trains or plays a torch network (``experiments/train.py``, ``imitate.py``,
-``train_policy.py``, ``finetune_ppo.py``, ``evaluate.py``) takes ``--device`` and resolves it with
-:func:`resolve_device` before any work starts, and sets torch's CPU threads with
-:func:`set_torch_threads`.
+``train_policy.py``, ``finetune_ppo.py``, ``evaluate.py``) takes ``--device``
+(:func:`add_device_argument`) and resolves it with :func:`resolve_device` before any work starts.
+Their torch CPU threads: :func:`solitaire_gym.engine.threads.set_torch_threads`.
 
 Devices: ``"auto"`` (CUDA when ``torch.cuda.is_available()``, else the CPU), ``"cpu"``,
 ``"cuda"`` and ``"cuda:N"``. Anything else, or a CUDA device this machine lacks, is refused with
 a :class:`DeviceError` that names it.
-
-Threads: the env kernels (numba) and the network (torch) take turns in one process. torch's
-default is one thread per core, and its threads then compete with numba's for the same cores,
-so the entries that step envs and run a network in one process (PPO training, evaluating a
-network-driven player) use :data:`SHARED_CORE_THREADS` torch threads unless told otherwise
-(``torch_threads`` in a config, ``--torch-threads``), and :func:`agents.play.play_deals` lowers
-torch's threads to it while it plays (:func:`torch_threads_at_most`), in any script.
-``docs/training.md`` gives the measurement.
 """
 
 from __future__ import annotations
 
-import contextlib
 import re
-import sys
-from collections.abc import Iterator
 
-from solitaire_gym.errors import ArgumentError, is_int, shown
+from solitaire_gym.errors import ArgumentError, shown
 
 DEVICES = ("auto", "cpu", "cuda", "cuda:N")
 """The device names :func:`resolve_device` takes (``N``: a CUDA device's index)."""
 AUTO = "auto"
 """The default device of every entry: CUDA when torch sees a CUDA device, else the CPU."""
-SHARED_CORE_THREADS = 1
-"""torch's CPU threads where numba's env kernels share the cores with the network."""
-MAX_TORCH_THREADS = 1024
-"""The most CPU threads :func:`set_torch_threads` takes."""
 
 _DEVICE_RE = re.compile(r"^(auto|cpu|cuda(:(0|[1-9][0-9]{0,3}))?)$", re.ASCII)
 
@@ -101,32 +86,3 @@ def net_device(net):
     import torch
 
     return next((w.device for w in net.parameters()), torch.device("cpu"))
-
-
-@contextlib.contextmanager
-def torch_threads_at_most(threads: int | None = SHARED_CORE_THREADS) -> Iterator[None]:
-    """Within: torch's CPU threads lowered to ``threads`` if torch is loaded and uses more; on
-    leaving, set back to what they were. ``None``, or torch not loaded: nothing changes."""
-    torch = sys.modules.get("torch")
-    if threads is None or torch is None or torch.get_num_threads() <= threads:
-        yield
-        return
-    before = torch.get_num_threads()
-    set_torch_threads(threads)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(before)
-
-
-def set_torch_threads(threads: int = SHARED_CORE_THREADS) -> None:
-    """Set torch's CPU threads (``torch.set_num_threads``) to ``threads``, an integer from 1 to
-    :data:`MAX_TORCH_THREADS`; anything else raises an
-    :class:`~solitaire_gym.errors.ArgumentError` and changes nothing."""
-    if not is_int(threads) or not 1 <= threads <= MAX_TORCH_THREADS:
-        raise ArgumentError(
-            f"torch threads must be an integer from 1 to {MAX_TORCH_THREADS}, not {shown(threads)}"
-        )
-    import torch
-
-    torch.set_num_threads(int(threads))

@@ -39,7 +39,8 @@ from agents.config import (
 )
 from agents.learned import SB3Agent, env_signature
 from agents.play import VALIDATION_START, eval_deals, play_deals
-from agents.torch_setup import AUTO, resolve_device, set_torch_threads
+from agents.torch_setup import AUTO, resolve_device
+from solitaire_gym.engine.threads import set_torch_threads
 from solitaire_gym.envs.sb3 import SB3VecEnv
 from solitaire_gym.errors import is_int
 from solitaire_gym.files import atomic_path
@@ -108,6 +109,7 @@ def make_train_env(cfg: TrainConfig, seed: int | None = None) -> tuple[VecEnv, T
         num_envs=cfg.num_envs,
         max_episode_steps=cfg.max_episode_steps,
         seed=cfg.seed if seed is None else seed,
+        torch_threads=None,  # TrainRun.train sets cfg.torch_threads
         **cfg.env_reward_kwargs,
         deals=cfg.deals,
         **cfg.env_kwargs,

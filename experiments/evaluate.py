@@ -63,13 +63,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a check
 from agents.named import POLICY_NAMES, is_policy_name, make_agent
 from agents.play import ENDS, VARIANTS, EpisodeResult, eval_deals, play_chunk, play_deals
 from agents.stats import summarize
-from agents.torch_setup import (
-    SHARED_CORE_THREADS,
-    add_device_argument,
-    resolve_device,
-    set_torch_threads,
-)
+from agents.torch_setup import add_device_argument, resolve_device
 from solitaire_gym.distributed import add_ray_argument
+from solitaire_gym.engine.threads import SHARED_CORE_THREADS, set_torch_threads
 from solitaire_gym.engine.variants import parse_code
 from solitaire_gym.errors import ArgumentError, SolitaireError, is_int, shown
 from solitaire_gym.files import (
@@ -493,7 +489,8 @@ def play(args, make, game: str, options: dict, deals: list[int], record) -> tupl
     player played here, its mean nodes per move."""
     if args.ray is None:
         agent = make()
-        results = play_deals(agent, game, options, deals, batch_size=BATCH, record=record)
+        results = play_deals(agent, game, options, deals, batch_size=BATCH, record=record,
+                             torch_threads=args.torch_threads)  # fmt: skip
         search = {}
         if getattr(agent, "decisions", 0):  # the search player: the nodes it spent
             search["nodes_per_move"] = round(agent.nodes_spent / agent.decisions, 1)
@@ -512,7 +509,7 @@ def play(args, make, game: str, options: dict, deals: list[int], record) -> tupl
         warm_here(make, game, options, deals)
     r = connect(args.ray, jobs=args.jobs)
     size = args.chunk or chunk_size(len(deals), cluster_cpus(r))
-    kwargs = {"batch_size": BATCH, "record": sorted(record)}
+    kwargs = {"batch_size": BATCH, "record": sorted(record), "torch_threads": args.torch_threads}
     bar = None
     if not args.quiet:
         from tqdm import tqdm

@@ -28,7 +28,8 @@ from pathlib import Path
 
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # see experiments/demo.py; before torch
 
-from agents.torch_setup import DeviceError, add_device_argument, resolve_device, set_torch_threads
+from agents.torch_setup import DeviceError, add_device_argument, resolve_device
+from solitaire_gym.engine.threads import set_torch_threads
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -94,7 +95,7 @@ def main(argv: list[str] | None = None) -> int:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     base = SB3VecEnv(game, num_envs=args.num_envs, seed=args.seed, reward_mode="foundation",
-                     win_bonus=args.win_bonus, **options)  # fmt: skip
+                     win_bonus=args.win_bonus, torch_threads=None, **options)  # fmt: skip
     lost = None
     if args.lost_penalty is not None:
         lost = base = LostPositionEnd(base, penalty=args.lost_penalty,

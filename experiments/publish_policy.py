@@ -13,7 +13,7 @@ from pathlib import Path
 
 from agents.play import VARIANTS, eval_deals, play_deals
 from agents.policy import CHECKPOINT_DIR, load_policy, read_policy_meta, save_policy
-from agents.torch_setup import SHARED_CORE_THREADS, set_torch_threads
+from solitaire_gym.engine.threads import SHARED_CORE_THREADS, set_torch_threads
 
 CHECK_DEALS = 20
 

@@ -33,7 +33,8 @@ from agents.memory import tried_counts
 from agents.play import VARIANTS
 from agents.policy import build_net, game_spec, save_policy
 from agents.teacher import teacher_orders
-from agents.torch_setup import DeviceError, add_device_argument, resolve_device, set_torch_threads
+from agents.torch_setup import DeviceError, add_device_argument, resolve_device
+from solitaire_gym.engine.threads import set_torch_threads
 
 
 def main(argv: list[str] | None = None) -> int:

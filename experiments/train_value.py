@@ -22,7 +22,7 @@ from agents.dataset import ShardError, load_shards
 from agents.play import VARIANTS
 from agents.policy import CheckpointError
 from agents.search.value import build_value_net, label_positions, save_value, train_value
-from agents.torch_setup import set_torch_threads
+from solitaire_gym.engine.threads import set_torch_threads
 from solitaire_gym.files import atomic_path
 
 

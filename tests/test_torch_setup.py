@@ -1,5 +1,6 @@
-"""agents/torch_setup.py: the device names every training and evaluation entry takes, and
-torch's CPU threads."""
+"""Where torch runs: the device names every training and evaluation entry takes
+(agents/torch_setup.py), and torch's CPU threads beside the env kernels
+(solitaire_gym/engine/threads.py: set_torch_threads, play_deals, SB3VecEnv)."""
 
 from __future__ import annotations
 
@@ -10,11 +11,13 @@ torch = pytest.importorskip("torch")
 from agents.config import KEEP_ALL, stale_checkpoints  # noqa: E402
 from agents.torch_setup import (  # noqa: E402
     AUTO,
-    MAX_TORCH_THREADS,
-    SHARED_CORE_THREADS,
     DeviceError,
     check_device_name,
     resolve_device,
+)
+from solitaire_gym.engine.threads import (  # noqa: E402
+    MAX_TORCH_THREADS,
+    SHARED_CORE_THREADS,
     set_torch_threads,
 )
 from solitaire_gym.errors import ArgumentError, SolitaireError  # noqa: E402
@@ -102,5 +105,29 @@ def test_play_deals_lowers_torch_threads_while_it_plays_and_sets_them_back():
         seen = set()
         play_deals(Probe(), "seahaven_towers", {"cells": 4}, [0], max_episode_steps=5)
         assert seen == {SHARED_CORE_THREADS}  # the default
+    finally:
+        torch.set_num_threads(before)
+
+
+def test_sb3_vec_env_lowers_torch_threads_unless_told_not_to():
+    pytest.importorskip("stable_baselines3")
+    from solitaire_gym.envs.sb3 import SB3VecEnv
+
+    before = torch.get_num_threads()
+    try:
+        torch.set_num_threads(3)
+        SB3VecEnv("seahaven_towers", num_envs=2, torch_threads=None)
+        assert torch.get_num_threads() == 3
+        SB3VecEnv("seahaven_towers", num_envs=2, torch_threads=2)
+        assert torch.get_num_threads() == 2
+        SB3VecEnv("seahaven_towers", num_envs=2, torch_threads=5)  # never raised
+        assert torch.get_num_threads() == 2
+        SB3VecEnv("seahaven_towers", num_envs=2)
+        assert torch.get_num_threads() == SHARED_CORE_THREADS
+        torch.set_num_threads(3)
+        for bad in (0, "1", 1.0):
+            with pytest.raises(ArgumentError, match="torch threads must be an integer"):
+                SB3VecEnv("seahaven_towers", num_envs=2, torch_threads=bad)
+        assert torch.get_num_threads() == 3
     finally:
         torch.set_num_threads(before)
