@@ -31,6 +31,7 @@ from typing import Any
 import yaml
 
 from solitaire_gym.engine.catalog import GAME_OPTIONS
+from solitaire_gym.engine.threads import MAX_TORCH_THREADS, SHARED_CORE_THREADS
 from solitaire_gym.envs.core import DEAL_SOURCES, REWARD_MODES
 from solitaire_gym.errors import SHOWN_CHARS, SolitaireError, is_int, shown
 from solitaire_gym.files import FileFormatError, read_limited, strict_json
@@ -39,6 +40,11 @@ ALGORITHMS = ("maskable_ppo", "rllib_ppo")
 VECTORIZE = ("native", "sync")
 ACTIVATIONS = ("tanh", "relu")
 GAMES = tuple(GAME_OPTIONS)
+KEEP_ALL = "all"
+"""``checkpoint.keep``'s value that keeps every step checkpoint."""
+RESUME_MAY_CHANGE = ("total_timesteps", "checkpoint")
+"""The config keys a resumed run may change (:func:`check_run_folder`): how long it runs and
+which checkpoints it keeps change nothing that is trained."""
 
 
 class ConfigError(SolitaireError):
@@ -63,7 +69,7 @@ RANGES: dict[str, tuple[float, float, bool, bool]] = {
     "reward_scale": (0.0, 1e6, False, True),
     "seed": (0, 2**32 - 1, True, True),  # numpy's and torch's seeds
     "num_envs": (1, 2**16, True, True),
-    "torch_threads": (1, 1024, True, True),
+    "torch_threads": (1, MAX_TORCH_THREADS, True, True),
     "ppo.learning_rate": (0.0, 1.0, False, True),
     "ppo.gamma": (0.0, 1.0, False, True),
     "ppo.gae_lambda": (0.0, 1.0, True, True),
@@ -91,7 +97,7 @@ SCHEMA: dict[str, Any] = {
     "num_envs": (int, 32),
     "max_episode_steps": ((int, type(None)), None),
     "seed": (int, 0),
-    "torch_threads": (int, 1),
+    "torch_threads": (int, SHARED_CORE_THREADS),
     "deterministic_eval": (bool, False),
     "network": {
         "net_arch": (list, [256, 256]),
@@ -113,9 +119,10 @@ SCHEMA: dict[str, Any] = {
         "every_steps": (int, 100_000),
         "deals": (int, 200),
     },
+    # keep: how many of the latest step checkpoints stay (best.zip always stays), or "all"
     "checkpoint": {
         "every_steps": (int, 100_000),
-        "keep": (int, 3),
+        "keep": ((int, str), 1),
     },
     # rllib_ppo only (experiments/train_rllib.py): num_envs games per env runner, n_steps per
     # game per runner make a rollout; runners 0 = sampling in the driver process.
@@ -274,9 +281,13 @@ def check_config(data: Any, where: str = "<dict>") -> TrainConfig:
         if not ok:
             span = f"{'[' if low_in else '('}{low:g}, {high:g}{']' if high_in else ')'}"
             raise ConfigError(f"{where}: {key} must lie in {span}, not {shown(value)}")
+    keep = raw["checkpoint"]["keep"]
+    if keep != KEEP_ALL and not (isinstance(keep, int) and keep > 0):
+        raise ConfigError(
+            f"{where}: checkpoint.keep must be a positive integer or {KEEP_ALL!r}, not {shown(keep)}"
+        )
     positive = ["total_timesteps", "num_envs", "torch_threads", "ppo.n_steps", "ppo.batch_size",
-                "ppo.n_epochs", "eval.every_steps", "eval.deals", "checkpoint.every_steps",
-                "checkpoint.keep"]  # fmt: skip
+                "ppo.n_epochs", "eval.every_steps", "eval.deals", "checkpoint.every_steps"]  # fmt: skip
     for key in positive:
         section, _, name = key.rpartition(".")
         value = raw[section][name] if section else raw[name]
@@ -387,7 +398,8 @@ MAX_STATE_BYTES = 2**16  # a run's state.json: a step count, the best result and
 
 def check_run_folder(out: Path, raw: dict) -> None:
     """Refuse to resume in ``out`` a run of another config: its ``config.yaml`` (read by
-    :func:`read_yaml`, as any config) must equal ``raw`` but for ``total_timesteps``."""
+    :func:`read_yaml`, as any config) must equal ``raw`` but for the keys of
+    :data:`RESUME_MAY_CHANGE`."""
     path = Path(out) / "config.yaml"
     if not path.exists():
         return
@@ -395,7 +407,11 @@ def check_run_folder(out: Path, raw: dict) -> None:
     if not isinstance(saved, dict):
         raise ConfigError(f"{where}: not a config (a mapping of keys)")
     diff = sorted(
-        (k for k in set(saved) | set(raw) if k != "total_timesteps" and saved.get(k) != raw.get(k)),
+        (
+            k
+            for k in set(saved) | set(raw)
+            if k not in RESUME_MAY_CHANGE and saved.get(k) != raw.get(k)
+        ),
         key=str,
     )
     if diff:
@@ -403,6 +419,14 @@ def check_run_folder(out: Path, raw: dict) -> None:
             f"{out} holds a run of another config (key {str(diff[0])[:60]} differs): use "
             "another --out, or --restart to start it over"
         )
+
+
+def stale_checkpoints(found: list[Path], keep: int | str) -> list[Path]:
+    """The step checkpoints of ``found`` (oldest first) that ``checkpoint.keep`` drops: all but
+    the latest ``keep``, or none for :data:`KEEP_ALL`."""
+    if keep == KEEP_ALL:
+        return []
+    return list(found[: max(0, len(found) - int(keep))])
 
 
 def _number(v: Any) -> bool:

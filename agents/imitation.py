@@ -64,6 +64,8 @@ from agents.policy import (
     save_policy,
 )
 from agents.teacher import ON_REPEAT, TEACHERS
+from agents.torch_setup import AUTO, resolve_device
+from solitaire_gym.engine.threads import set_torch_threads
 from solitaire_gym.errors import shown
 
 SCHEMA: dict[str, Any] = {
@@ -216,11 +218,15 @@ def fit(
     safe_weight: float = 1.0,
     validate=None,
     log=None,
+    device: str = AUTO,
 ):
     """Train ``net`` on ``data`` (:func:`agents.dataset.load_shards`) with the masked
     cross-entropy; after each epoch call ``validate(net)`` (``wins``, or ``(wins, dict)`` whose
     items go into the epoch's row) and keep the weights of the best epoch (the last when no
     ``validate``). Returns (best wins, history rows).
+
+    ``net`` is moved to ``device`` (:func:`agents.torch_setup.resolve_device`) and stays there;
+    the data stays in host memory and goes to the device a batch at a time.
 
     A network with factored heads (``arch["heads"] == "factored"``) needs ``data["gorder"]``
     (:func:`agents.teacher.teacher_orders`) and learns two more losses, added with weights
@@ -232,6 +238,8 @@ def fit(
     A ``memory`` network needs ``data["tried"]`` (:func:`agents.memory.tried_counts`)."""
     import torch
 
+    dev = torch.device(resolve_device(device))
+    net.to(dev)
     factored = bool(getattr(net, "factored", False))
     if factored and "gorder" not in data:
         raise ValueError("a factored network needs data['gorder'] (agents.teacher.teacher_orders)")
@@ -263,18 +271,19 @@ def fit(
         extra = {"rank_top1": 0.0, "safe_acc": 0.0, "rank_n": 0.0, "safe_n": 0.0}
         for i in range(0, n, batch_size):
             idx = perm[i : i + batch_size]
-            kw = {"tried": tried[idx]} if memory else {}
+            kw = {"tried": tried[idx].to(dev)} if memory else {}
+            b_obs, b_masks, b_prev = obs[idx].to(dev), masks[idx].to(dev), prev[idx].to(dev)
+            b_labels, w = labels[idx].to(dev), weights[idx].to(dev)
             if factored:
-                logits, rank, safe = net(obs[idx], masks[idx], prev[idx], heads=True, **kw)
+                logits, rank, safe = net(b_obs, b_masks, b_prev, heads=True, **kw)
             else:
-                logits = net(obs[idx], masks[idx], prev[idx], **kw)  # −inf where illegal
+                logits = net(b_obs, b_masks, b_prev, **kw)  # −inf where illegal
             logp = torch.log_softmax(logits, dim=1)
-            nll = -logp.gather(1, labels[idx, None]).squeeze(1)
-            w = weights[idx]
+            nll = -logp.gather(1, b_labels[:, None]).squeeze(1)
             loss = (nll * w).sum() / w.sum()
             if factored:
                 rank_loss, safe_loss = _head_losses(
-                    rank, safe, gorder[idx], labels[idx], safe_rows[idx], extra
+                    rank, safe, gorder[idx].to(dev), b_labels, safe_rows[idx].to(dev), extra
                 )
                 loss = loss + rank_weight * rank_loss + safe_weight * safe_loss
             opt.zero_grad()
@@ -283,7 +292,7 @@ def fit(
             sched.step()
             with torch.no_grad():
                 tot_loss += float((nll * w).sum())
-                tot_hit += float(((logits.argmax(1) == labels[idx]).float() * w).sum())
+                tot_hit += float(((logits.argmax(1) == b_labels).float() * w).sum())
                 tot_w += float(w.sum())
         net.eval()
         row = {"epoch": epoch, "loss": tot_loss / tot_w, "accuracy": tot_hit / tot_w,
@@ -365,11 +374,11 @@ def _head_losses(rank, safe, gorder, labels, safe_rows, stats):
     n_rank = valid[:, 0].sum().clamp(min=1)
     is_lab = (gorder == labels[:, None]) & valid
     pos = torch.where(is_lab.any(1), is_lab.float().argmax(1), torch.full_like(labels, go.shape[1]))
-    j = torch.arange(go.shape[1])[None, :]
+    j = torch.arange(go.shape[1], device=go.device)[None, :]
     zero = valid & (~safe_rows[:, None] | (j < pos[:, None]))
     one = is_lab & safe_rows[:, None]
     sel = zero | one
-    z = torch.where(valid, safe.gather(1, go), torch.zeros(go.shape, dtype=safe.dtype))
+    z = torch.where(valid, safe.gather(1, go), safe.new_zeros(go.shape))
     bce = F.binary_cross_entropy_with_logits(z, one.to(z.dtype), reduction="none")
     n_safe = sel.sum().clamp(min=1)
     safe_loss = (bce * sel).sum() / n_safe
@@ -384,8 +393,11 @@ def _head_losses(rank, safe, gorder, labels, safe_rows, stats):
 class ImitationRun:
     """One run of a config under ``out`` (see the module docstring)."""
 
-    def __init__(self, cfg: ImitationConfig, out: str | Path) -> None:
+    def __init__(self, cfg: ImitationConfig, out: str | Path, *, device: str = AUTO) -> None:
+        """``device``: where the networks train (:func:`agents.torch_setup.resolve_device`; a
+        bad name or a missing CUDA device is refused here, before anything is written)."""
         self.cfg = cfg
+        self.device = resolve_device(device)
         self.out = Path(out)
         self.game, self.options = VARIANTS[cfg.variant]
         self.spec = game_spec(self.game, self.options)
@@ -424,7 +436,7 @@ class ImitationRun:
         from agents.teacher import make_shards, teacher_orders
 
         cfg = self.cfg
-        torch.set_num_threads(cfg.torch_threads)
+        set_torch_threads(cfg.torch_threads)
         self.out.mkdir(parents=True, exist_ok=True)
         (self.out / "config.yaml").write_text(yaml.safe_dump(cfg.raw, sort_keys=False))
         timing_path = self.out / "timing.json"
@@ -487,7 +499,7 @@ class ImitationRun:
                           safe_weight=cfg.train["safe_weight"], seed=cfg.seed + r,
                           validate=validator(self.game, self.options, meta,
                                              cfg.validation["deals"]),
-                          log=log)  # fmt: skip
+                          log=log, device=self.device)  # fmt: skip
             timing[f"round{r}_train"] = round(time.perf_counter() - t0, 1)
             extra = {"val_wins": wins, "val_deals": cfg.validation["deals"],
                      "positions": len(data["labels"]), "play": best_play(rows)}  # fmt: skip

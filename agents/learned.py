@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from agents.base import Agent
+from agents.torch_setup import net_device, resolve_device
 from solitaire_gym.envs.core import EnvOptions
 
 
@@ -143,7 +144,8 @@ class TorchAgent(Agent):
         import torch
 
         with torch.no_grad():
-            out = self.module(torch.as_tensor(obs, dtype=torch.float32))
+            x = torch.as_tensor(obs, dtype=torch.float32, device=net_device(self.module))
+            out = self.module(x)
         if isinstance(out, (tuple, list)):
             out = out[0]
         return out.detach().cpu().numpy()
@@ -238,12 +240,16 @@ class MaskablePPOAgent(SB3Agent):
         deterministic: bool = False,
         seed: int = 0,
         trusted: bool = False,
+        device: str = "cpu",
     ) -> MaskablePPOAgent:
-        """Load ``path``; with ``game``, refuse first (:class:`CheckpointMismatch`) a checkpoint
-        that cannot play it. A stable-baselines3 zip holds pickled Python objects, and loading
-        one can run code: it is refused (:class:`UntrustedCheckpoint`) before anything is read
-        unless ``trusted=True`` (SECURITY.md)."""
+        """Load ``path`` onto ``device`` (:func:`agents.torch_setup.resolve_device`); with
+        ``game``, refuse first (:class:`CheckpointMismatch`) a checkpoint that cannot play it. A
+        stable-baselines3 zip holds pickled Python objects, and loading one can run code: it is
+        refused (:class:`UntrustedCheckpoint`) before anything is read unless ``trusted=True``
+        (SECURITY.md)."""
         from sb3_contrib import MaskablePPO
+
+        device = resolve_device(device)
 
         path = Path(path)
         if not path.exists() and path.with_suffix(".zip").exists():
@@ -254,7 +260,7 @@ class MaskablePPOAgent(SB3Agent):
         meta = read_checkpoint_meta(path, trusted=True)
         if game is not None:
             check_signature(meta, env_signature(game, options), f"checkpoint {path}")
-        model = MaskablePPO.load(str(path), device="cpu")
+        model = MaskablePPO.load(str(path), device=device)
         if not _is_maskable(model):
             raise CheckpointMismatch(f"{path} is not a MaskablePPO checkpoint")
         agent = cls(model, name=name, deterministic=deterministic, seed=seed, trained_on=meta)

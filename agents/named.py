@@ -99,6 +99,7 @@ def make_agent(
     solver_nodes: int | None = 50_000,
     solver_seconds: float | None = 10.0,
     solver_cache: dict | None = None,
+    device: str = "cpu",
 ) -> Agent:
     """The player ``policy`` of ``variant`` (a tag of :data:`agents.play.VARIANTS`).
 
@@ -110,7 +111,9 @@ def make_agent(
     (:func:`agents.policy.load_policy`; a bad file raises
     :class:`agents.policy.CheckpointError`). ``seed`` seeds the random player; the solver's
     budget is per game and ``solver_cache`` (a dict) keeps its solutions between games.
-    Unknown names and variants raise ``ValueError`` before anything is loaded.
+    ``device`` (:func:`agents.torch_setup.resolve_device`): where the network of ``learned`` or
+    of a checkpoint plays. Unknown names and variants raise ``ValueError`` before anything is
+    loaded.
     """
     if variant not in VARIANTS:
         raise ValueError(f"unknown variant {variant!r}: use one of {', '.join(VARIANTS)}")
@@ -118,7 +121,7 @@ def make_agent(
     if isinstance(policy, Path) or str(policy).endswith(".npz"):
         from agents.policy import load_policy
 
-        return load_policy(policy, game=game, options=options)
+        return load_policy(policy, game=game, options=options, device=device)
     if policy == "random":
         return RandomAgent(seed=seed)
     if policy == "greedy":
@@ -128,7 +131,7 @@ def make_agent(
     if policy == "learned":
         from agents.policy import learned_agent
 
-        return learned_agent(variant, game=game, options=options)
+        return learned_agent(variant, game=game, options=options, device=device)
     budget = search_budget(str(policy))
     if budget is not None:
         from agents.search import RolloutSearch

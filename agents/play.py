@@ -17,6 +17,7 @@ import numpy as np
 
 from agents.base import RESIGN, Agent, GameView
 from solitaire_gym.engine.catalog import VARIANTS  # noqa: F401  (also agents.play.VARIANTS)
+from solitaire_gym.engine.threads import SHARED_CORE_THREADS, torch_threads_at_most
 from solitaire_gym.envs import kernels
 from solitaire_gym.envs.core import DEFAULT_MAX_EPISODE_STEPS, EVAL_SPLIT_END, EnvCore, EnvOptions
 
@@ -72,11 +73,15 @@ def play_deals(
     batch_size: int = 256,
     record: Iterable[int] = (),
     progress=None,
+    torch_threads: int | None = SHARED_CORE_THREADS,
 ) -> list[EpisodeResult]:
     """Play every deal of ``deals`` once with ``agent``; results in the order of ``deals``.
 
     ``record``: deal numbers whose moves (docs/rules.md) and scores are kept, for traces.
-    ``progress``: called with the number of games finished after each batch."""
+    ``progress``: called with the number of games finished after each batch.
+    ``torch_threads``: while the games are played, torch (if it is loaded) uses at most this
+    many CPU threads, since the env kernels share the cores with a network-driven agent
+    (:func:`agents.torch_setup.torch_threads_at_most`); None leaves torch as it is."""
     opts = EnvOptions.build(game, **(options or {}), split="eval")
     agent.check_env(game, options or {})
     limit = max_episode_steps or DEFAULT_MAX_EPISODE_STEPS[opts.variant.prefix]
@@ -84,6 +89,20 @@ def play_deals(
         limit = np.iinfo(np.int64).max  # the solver agent: see SolverAgent
     deals = [int(d) for d in deals]
     record = set(int(d) for d in record)
+    with torch_threads_at_most(torch_threads):
+        return _play_batches(agent, opts, limit, deals, record, batch_size, progress)
+
+
+def _play_batches(
+    agent: Agent,
+    opts: EnvOptions,
+    limit: int,
+    deals: list[int],
+    record: set[int],
+    batch_size: int,
+    progress,
+) -> list[EpisodeResult]:
+    """The games of :func:`play_deals`, ``batch_size`` at a time."""
     results: list[EpisodeResult] = []
     for lo in range(0, len(deals), batch_size):
         chunk = deals[lo : lo + batch_size]

@@ -80,6 +80,7 @@ from agents.base import Agent
 from agents.dataset import save_npz
 from agents.memory import MODES, PlayMemory
 from agents.npz import MAX_META_BYTES, Npz
+from agents.torch_setup import net_device, resolve_device
 from solitaire_gym.engine.actions import (
     K_CF,
     K_CT,
@@ -554,15 +555,16 @@ class PolicyAgent(Agent):
         import torch
 
         rule, threshold = self.rule
-        m = None if masks is None else torch.as_tensor(np.asarray(masks, bool))
-        p = None if prev is None else torch.as_tensor(np.asarray(prev, np.int64))
-        t = None if tried is None else torch.as_tensor(np.asarray(tried, np.int64))
-        x = torch.as_tensor(obs, dtype=torch.float32)
+        dev = net_device(self.net)
+        m = None if masks is None else torch.as_tensor(np.asarray(masks, bool), device=dev)
+        p = None if prev is None else torch.as_tensor(np.asarray(prev, np.int64), device=dev)
+        t = None if tried is None else torch.as_tensor(np.asarray(tried, np.int64), device=dev)
+        x = torch.as_tensor(obs, dtype=torch.float32, device=dev)
         kw = {"tried": t} if getattr(self.net, "memory", False) else {}
         with torch.no_grad():
             if rule == "policy":
-                return self.net(x, m, p, **kw).numpy()
-            policy, rank, safe = (t.numpy() for t in self.net(x, m, p, heads=True, **kw))
+                return self.net(x, m, p, **kw).cpu().numpy()
+            policy, rank, safe = (t.cpu().numpy() for t in self.net(x, m, p, heads=True, **kw))
         return rule_scores(rule, threshold, policy, rank, safe)
 
     def _act(self, obs, masks, starts, active, view) -> np.ndarray:
@@ -758,10 +760,14 @@ def load_policy(
     name: str = "learned",
     deterministic: bool = True,
     seed: int = 0,
+    device: str = "cpu",
 ) -> PolicyAgent:
-    """Load a policy checkpoint as a :class:`PolicyAgent`; with ``game``, refuse first one that
-    cannot play it. Never unpickles anything."""
+    """Load a policy checkpoint as a :class:`PolicyAgent` whose network is on ``device``
+    (:func:`agents.torch_setup.resolve_device`); with ``game``, refuse first one that cannot
+    play it. Never unpickles anything."""
     import torch
+
+    device = resolve_device(device)
 
     meta = read_policy_meta(path)
     if game is not None:
@@ -783,7 +789,7 @@ def load_policy(
             w = read_weight(z, f"w/{k}", f"{path}: weight {k!r}", v)
             state[k] = torch.from_numpy(w)
     net.load_state_dict(state)
-    return PolicyAgent(net, meta, name=name, deterministic=deterministic, seed=seed)
+    return PolicyAgent(net.to(device), meta, name=name, deterministic=deterministic, seed=seed)
 
 
 CHECKPOINT_DIR = Path(__file__).parent / "checkpoints"

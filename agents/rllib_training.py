@@ -11,8 +11,9 @@ env runners build it through its ``vector_entry_point``: each runner steps its
 A run writes the same files as ``agents.training`` (the SB3 run)::
 
     config.yaml            the checked config (a resumed run must match it)
-    checkpoints/step_*     the last ``checkpoint.keep`` RLlib checkpoints (directories); best
-                           (best validation win rate, then foundation cards); final
+    checkpoints/step_*     the latest ``checkpoint.keep`` RLlib checkpoints (directories;
+                           ``all``: every one); best (best validation win rate, then foundation
+                           cards); final
     eval.csv               periodic validation on deals 2^19 … : step, win rate, foundation …
     train.csv              training episodes per iteration: win rate, foundation cards, return
     timing.json            where the wall-clock time went (sampling, updates, eval, checkpoints)
@@ -34,8 +35,15 @@ import gymnasium as gym
 import numpy as np
 
 from agents.base import Agent
-from agents.config import ConfigError, TrainConfig, check_run_folder, read_run_state
+from agents.config import (
+    ConfigError,
+    TrainConfig,
+    check_run_folder,
+    read_run_state,
+    stale_checkpoints,
+)
 from agents.play import VALIDATION_START, eval_deals, play_deals
+from solitaire_gym.engine.threads import set_torch_threads
 
 ENV_NAME = "solitaire_gym_masked"
 """The name :func:`register` gives :func:`make_env` in Ray's registry."""
@@ -281,8 +289,8 @@ class RLlibRun:
         path = self.ckpt_dir / f"step_{self.steps:010d}"
         self._save(algo, path)
         self._write_state()
-        old = sorted(p for p in self.ckpt_dir.glob("step_*") if p.is_dir())
-        for p in old[: -self.cfg.checkpoint["keep"]]:
+        found = sorted(p for p in self.ckpt_dir.glob("step_*") if p.is_dir())
+        for p in stale_checkpoints(found, self.cfg.checkpoint["keep"]):
             shutil.rmtree(p)
         return path
 
@@ -297,13 +305,12 @@ class RLlibRun:
     def train(self, *, restart: bool = False, address: str | None = None) -> Path:
         """Train (or continue) until ``total_timesteps``; returns the final checkpoint.
         ``address``: the Ray cluster (see ``solitaire_gym.distributed``; default a local Ray)."""
-        import torch
         from torch.utils.tensorboard import SummaryWriter
 
         from solitaire_gym.distributed import connect
 
         cfg = self.cfg
-        torch.set_num_threads(cfg.torch_threads)
+        set_torch_threads(cfg.torch_threads)
         if restart and self.out.exists():
             shutil.rmtree(self.out)
         self.out.mkdir(parents=True, exist_ok=True)

@@ -55,6 +55,7 @@ import numpy as np
 from agents.base import Agent
 from agents.dataset import Episode, game_starts, read_meta, write_shard
 from agents.greedy import GreedyAgent
+from solitaire_gym.engine.threads import SHARED_CORE_THREADS, set_torch_threads
 from solitaire_gym.envs.core import DEFAULT_MAX_EPISODE_STEPS, EnvCore, EnvOptions
 from solitaire_gym.errors import is_int, shown
 from solitaire_gym.game import Game
@@ -437,12 +438,8 @@ def workers_closed(pool, bar):
 
 
 def _init_worker() -> None:
-    try:
-        import torch
-
-        torch.set_num_threads(1)
-    except ImportError:
-        pass
+    with contextlib.suppress(ImportError):  # no torch: no network to play
+        set_torch_threads(SHARED_CORE_THREADS)
 
 
 def make_shards(

@@ -3,13 +3,17 @@
 A run writes into one folder::
 
     config.yaml            the checked config (a resumed run must match it)
-    checkpoints/step_*.zip the last ``checkpoint.keep`` checkpoints; best.zip (best validation
-                           win rate, then foundation cards); final.zip when the run is complete
+    checkpoints/best.zip   the best validation result so far (win rate, then foundation cards)
+    checkpoints/step_*.zip the latest ``checkpoint.keep`` checkpoints (1: the last; ``all``:
+                           every one); the run's end is the last of them
     eval.csv               periodic validation: step, win rate, mean foundation cards, score …
     train.csv              training episodes per rollout: win rate, foundation cards, return
     timing.json            where the wall-clock time went (env step, rollouts, updates, eval)
-    tb/                    TensorBoard logs
+    state.json             the step, the best result and its step, the timing so far
+    tb/                    TensorBoard logs (``tb/ppo_1``: SB3's scalars, ``train/*``, ``eval/*``)
 
+Each validation is printed as it is made; :meth:`TrainRun.summary` names the best and the last
+checkpoint. The network trains on the device the run is given (:mod:`agents.torch_setup`).
 Running the same command again continues from the latest checkpoint until ``total_timesteps``.
 """
 
@@ -17,6 +21,7 @@ from __future__ import annotations
 
 import csv
 import json
+import math
 import time
 from pathlib import Path
 from typing import Any
@@ -30,10 +35,15 @@ from agents.config import (
     check_run_folder,
     read_run_state,
     remove_run_folder,
+    stale_checkpoints,
 )
 from agents.learned import SB3Agent, env_signature
 from agents.play import VALIDATION_START, eval_deals, play_deals
+from agents.torch_setup import AUTO, resolve_device
+from solitaire_gym.engine.threads import set_torch_threads
 from solitaire_gym.envs.sb3 import SB3VecEnv
+from solitaire_gym.errors import is_int
+from solitaire_gym.files import atomic_path
 
 
 # ---- env wrappers --------------------------------------------------------------------------------
@@ -99,6 +109,7 @@ def make_train_env(cfg: TrainConfig, seed: int | None = None) -> tuple[VecEnv, T
         num_envs=cfg.num_envs,
         max_episode_steps=cfg.max_episode_steps,
         seed=cfg.seed if seed is None else seed,
+        torch_threads=None,  # TrainRun.train sets cfg.torch_threads
         **cfg.env_reward_kwargs,
         deals=cfg.deals,
         **cfg.env_kwargs,
@@ -108,7 +119,9 @@ def make_train_env(cfg: TrainConfig, seed: int | None = None) -> tuple[VecEnv, T
     return env, timed
 
 
-def build_model(cfg: TrainConfig, env: VecEnv, tb_dir: str | None):
+def build_model(cfg: TrainConfig, env: VecEnv, tb_dir: str | None, device: str = "cpu"):
+    """A new MaskablePPO of ``cfg`` on ``env``, on ``device`` (a torch device, as
+    :func:`agents.torch_setup.resolve_device` returns), logging to TensorBoard in ``tb_dir``."""
     import torch
     from sb3_contrib import MaskablePPO
 
@@ -131,11 +144,19 @@ def build_model(cfg: TrainConfig, env: VecEnv, tb_dir: str | None):
         policy_kwargs={"net_arch": {"pi": arch, "vf": arch}, "activation_fn": act},
         tensorboard_log=tb_dir,
         seed=cfg.seed,
-        device="cpu",
+        device=device,
         verbose=0,
     )
     model.solitaire_gym = checkpoint_meta(cfg)
     return model
+
+
+def planned_end(cfg: TrainConfig, start: int) -> int:
+    """The step a run of ``cfg`` that is at ``start`` stops at: stable-baselines3 collects whole
+    rollouts (``ppo.n_steps`` × ``num_envs`` steps) until ``total_timesteps`` is reached."""
+    rollout = cfg.ppo["n_steps"] * cfg.num_envs
+    remaining = cfg.total_timesteps - start
+    return start + math.ceil(remaining / rollout) * rollout if remaining > 0 else start
 
 
 def checkpoint_meta(cfg: TrainConfig) -> dict[str, Any]:
@@ -151,7 +172,7 @@ def checkpoint_meta(cfg: TrainConfig) -> dict[str, Any]:
 
 # ---- callbacks -----------------------------------------------------------------------------------
 class ProgressBar(BaseCallback):
-    """A tqdm bar over the run's timesteps."""
+    """A tqdm bar over the run's timesteps, from ``start`` to ``total``."""
 
     def __init__(self, total: int, start: int, desc: str) -> None:
         super().__init__()
@@ -170,6 +191,14 @@ class ProgressBar(BaseCallback):
 
     def _on_training_end(self) -> None:
         self.bar.close()
+        self.bar = None
+
+    def write(self, line: str) -> bool:
+        """Print ``line`` above the bar; False (nothing printed) when the bar is not shown."""
+        if self.bar is None:
+            return False
+        self.bar.write(line)
+        return True
 
 
 class RunMonitor(BaseCallback):
@@ -227,13 +256,22 @@ class RunMonitor(BaseCallback):
 class TrainRun:
     """One training run of ``cfg`` in ``out`` (see the module docstring)."""
 
-    def __init__(self, cfg: TrainConfig, out: str | Path, *, progress: bool = True) -> None:
+    def __init__(
+        self, cfg: TrainConfig, out: str | Path, *, progress: bool = True, device: str = AUTO
+    ) -> None:
+        """``device``: where the network trains (:func:`agents.torch_setup.resolve_device`; a bad
+        name or a missing CUDA device is refused here, before anything is written)."""
         self.cfg = cfg
+        self.device = resolve_device(device)
         self.out = Path(out)
         self.ckpt_dir = self.out / "checkpoints"
         self.progress = progress
         self.timing = {"total": 0.0, "env": 0.0, "rollouts": 0.0, "eval": 0.0, "checkpoints": 0.0}
         self.best: tuple[float, float] | None = None
+        self.best_step: int | None = None
+        self.last_row: dict | None = None
+        self.last_path: Path | None = None
+        self.bar: ProgressBar | None = None
         self.next_eval = 0
         self.next_ckpt = 0
         self.timed: TimedVecEnv | None = None
@@ -256,6 +294,15 @@ class TrainRun:
 
     def _check_saved_config(self) -> None:
         check_run_folder(self.out, dict(self.cfg.raw))
+
+    def say(self, line: str) -> None:
+        """Print ``line``, above the progress bar while it is shown."""
+        if self.bar is None or not self.bar.write(line):
+            print(line, flush=True)
+
+    def _save_zip(self, model, path: Path) -> None:
+        with atomic_path(path) as tmp:  # a checkpoint is there whole or not at all
+            model.save(tmp)
 
     # evaluation and checkpoints
     def evaluate(self, model, logger=None) -> dict:
@@ -284,22 +331,29 @@ class TrainRun:
             for k in ("win_rate", "foundation", "score", "moves"):
                 logger.record(f"eval/{k}", row[k])
         key = (row["win_rate"], row["foundation"])
-        if self.best is None or key > self.best:
-            self.best = key
-            self.ckpt_dir.mkdir(parents=True, exist_ok=True)
-            model.save(self.ckpt_dir / "best.zip")
+        better = self.best is None or key > self.best
+        if better:
+            self.best, self.best_step = key, row["step"]
+            self._save_zip(model, self.ckpt_dir / "best.zip")
+        self.last_row = row
+        self.say(
+            f"{cfg.name} step {row['step']:,}: validation win rate {row['win_rate']:.1%} of "
+            f"{row['deals']} deals, {row['foundation']:.1f} cards home"
+            + (" (best so far)" if better else "")
+        )
         return row
 
     def save(self, model) -> Path:
         t = time.perf_counter()
         self.ckpt_dir.mkdir(parents=True, exist_ok=True)
         path = self.ckpt_dir / f"step_{model.num_timesteps:010d}.zip"
-        model.save(path)
+        self._save_zip(model, path)
         self._write_state(model)
-        old = sorted(self.ckpt_dir.glob("step_*.zip"))[: -self.cfg.checkpoint["keep"]]
-        for p in old:
+        found = sorted(self.ckpt_dir.glob("step_*.zip"))
+        for p in stale_checkpoints(found, self.cfg.checkpoint["keep"]):
             p.unlink()
         self.timing["checkpoints"] += time.perf_counter() - t
+        self.last_path = path
         return path
 
     def _write_state(self, model) -> None:
@@ -311,18 +365,18 @@ class TrainRun:
         state = {
             "step": int(model.num_timesteps),
             "best": list(self.best) if self.best else None,
+            "best_step": self.best_step,
             "timing": {k: round(v, 3) for k, v in t.items()},
         }
         (self.out / "state.json").write_text(json.dumps(state, indent=2) + "\n")
 
     # main
     def train(self, *, restart: bool = False) -> Path:
-        """Train (or continue) until ``total_timesteps``; returns the final checkpoint."""
-        import torch
+        """Train (or continue) until ``total_timesteps``; returns the last checkpoint."""
         from sb3_contrib import MaskablePPO
 
         cfg = self.cfg
-        torch.set_num_threads(cfg.torch_threads)
+        set_torch_threads(cfg.torch_threads)
         if restart:
             remove_run_folder(self.out)  # only a folder that holds a run, nothing else
         self.out.mkdir(parents=True, exist_ok=True)
@@ -335,31 +389,42 @@ class TrainRun:
             st = read_run_state(state_path)
             self.timing.update(st["timing"])
             self.best = tuple(st["best"]) if st.get("best") else None
+            step = st.get("best_step")
+            self.best_step = int(step) if is_int(step) and step >= 0 else None
             start = int(latest.stem.split("_")[1])
         env, self.timed = make_train_env(cfg, seed=cfg.seed + start)
         tb = str(self.out / "tb")
         if latest is not None:
-            model = MaskablePPO.load(latest, env=env, device="cpu", tensorboard_log=tb)
+            model = MaskablePPO.load(latest, env=env, device=self.device, tensorboard_log=tb)
             model.solitaire_gym = checkpoint_meta(cfg)
             print(f"resuming {cfg.name} from {latest} ({model.num_timesteps} steps)", flush=True)
         else:
-            model = build_model(cfg, env, tb)
+            model = build_model(cfg, env, tb, self.device)
         every_e, every_c = cfg.eval["every_steps"], cfg.checkpoint["every_steps"]
         self.next_eval = (model.num_timesteps // every_e + 1) * every_e
         self.next_ckpt = (model.num_timesteps // every_c + 1) * every_c
         remaining = cfg.total_timesteps - model.num_timesteps
+        end = planned_end(cfg, model.num_timesteps)
+        if remaining > 0 and end != cfg.total_timesteps:
+            print(f"{cfg.name}: total_timesteps {cfg.total_timesteps:,} runs to {end:,}, in "
+                  f"whole rollouts of ppo.n_steps {cfg.ppo['n_steps']} × num_envs "
+                  f"{cfg.num_envs}", flush=True)  # fmt: skip
         env_before = self.timing["env"]
         t0 = self.session_t0 = time.perf_counter()
         if remaining > 0:
-            callbacks = [RunMonitor(self)]
+            callbacks: list[BaseCallback] = [RunMonitor(self)]
             if self.progress:
-                callbacks.append(ProgressBar(cfg.total_timesteps, model.num_timesteps, cfg.name))
-            model.learn(
-                remaining,
-                callback=callbacks,
-                reset_num_timesteps=latest is None,
-                tb_log_name="ppo",
-            )
+                self.bar = ProgressBar(end, model.num_timesteps, cfg.name)
+                callbacks.append(self.bar)
+            try:
+                model.learn(
+                    remaining,
+                    callback=callbacks,
+                    reset_num_timesteps=latest is None,
+                    tb_log_name="ppo",
+                )
+            finally:
+                self.bar = None
         self.timing["total"] += time.perf_counter() - t0
         self.session_t0 = None
         self.timing["env"] = env_before + self.timed.seconds
@@ -368,10 +433,27 @@ class TrainRun:
             final_eval = self.evaluate(model)
             self.timing["total"] += final_eval["seconds"]
         path = self.save(model)
-        model.save(self.ckpt_dir / "final.zip")
-        self._write_state(model)
+        self._write_state(model)  # with the last checkpoint's time
         (self.out / "timing.json").write_text(json.dumps(self.timing_report(), indent=2) + "\n")
         return path
+
+    def summary(self) -> str:
+        """The run's outcome in a few lines: the last validation, the best checkpoint (its step
+        and validation result) and the last checkpoint."""
+        cfg = self.cfg
+        lines = []
+        if self.last_row is not None:
+            r = self.last_row
+            lines.append(f"validation at step {r['step']:,}: win rate {r['win_rate']:.1%} of "
+                         f"{r['deals']} deals, {r['foundation']:.1f} cards home")  # fmt: skip
+        best = self.ckpt_dir / "best.zip"
+        if self.best is not None and best.exists():
+            at = f"step {self.best_step:,}: " if self.best_step is not None else ""
+            lines.append(f"best checkpoint: {best} ({at}validation win rate {self.best[0]:.1%} "
+                         f"of {cfg.eval['deals']} deals, {self.best[1]:.1f} cards home)")  # fmt: skip
+        if self.last_path is not None:
+            lines.append(f"last checkpoint: {self.last_path}")
+        return "\n".join(lines)
 
     def timing_report(self) -> dict[str, Any]:
         t = self.timing

@@ -30,6 +30,9 @@ Policies: ``random``, ``greedy``, ``solver`` (``--solver-nodes`` / ``--solver-se
 a deal it finds no solution for within them counts as not won), and each ``--ppo
 [NAME@][TAG=]CHECKPOINT`` (evaluated on the variant it was trained on, or on TAG, e.g.
 ``SH1-C2``; shown as NAME, e.g. ``ppo-best@runs/seahaven_c4/checkpoints/best.zip``).
+
+The networks of ``learned`` and ``--ppo`` play on ``--device`` (default ``auto``: CUDA when torch
+sees it, else the CPU) with ``--torch-threads`` CPU threads (``agents/torch_setup.py``).
 """
 
 from __future__ import annotations
@@ -60,9 +63,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a check
 from agents.named import POLICY_NAMES, is_policy_name, make_agent
 from agents.play import ENDS, VARIANTS, EpisodeResult, eval_deals, play_chunk, play_deals
 from agents.stats import summarize
+from agents.torch_setup import add_device_argument, resolve_device
 from solitaire_gym.distributed import add_ray_argument
+from solitaire_gym.engine.threads import SHARED_CORE_THREADS, set_torch_threads
 from solitaire_gym.engine.variants import parse_code
-from solitaire_gym.errors import SolitaireError, is_int, shown
+from solitaire_gym.errors import ArgumentError, SolitaireError, is_int, shown
 from solitaire_gym.files import (
     FileFormatError,
     atomic_path,
@@ -484,7 +489,8 @@ def play(args, make, game: str, options: dict, deals: list[int], record) -> tupl
     player played here, its mean nodes per move."""
     if args.ray is None:
         agent = make()
-        results = play_deals(agent, game, options, deals, batch_size=BATCH, record=record)
+        results = play_deals(agent, game, options, deals, batch_size=BATCH, record=record,
+                             torch_threads=args.torch_threads)  # fmt: skip
         search = {}
         if getattr(agent, "decisions", 0):  # the search player: the nodes it spent
             search["nodes_per_move"] = round(agent.nodes_spent / agent.decisions, 1)
@@ -503,7 +509,7 @@ def play(args, make, game: str, options: dict, deals: list[int], record) -> tupl
         warm_here(make, game, options, deals)
     r = connect(args.ray, jobs=args.jobs)
     size = args.chunk or chunk_size(len(deals), cluster_cpus(r))
-    kwargs = {"batch_size": BATCH, "record": sorted(record)}
+    kwargs = {"batch_size": BATCH, "record": sorted(record), "torch_threads": args.torch_threads}
     bar = None
     if not args.quiet:
         from tqdm import tqdm
@@ -637,7 +643,8 @@ def evaluate(args) -> dict:
             if kind == "ppo" and path.suffix == ".npz":  # a policy network (agents/policy.py)
                 from agents.policy import CheckpointError, load_policy
 
-                kw = {"game": game, "options": options, "name": name, "deterministic": True}
+                kw = {"game": game, "options": options, "name": name, "deterministic": True,
+                      "device": args.device}  # fmt: skip
                 try:
                     load_policy(path, **kw)  # refused here, before any task runs
                 except CheckpointError as e:
@@ -648,7 +655,7 @@ def evaluate(args) -> dict:
 
                 kw = {"game": game, "options": options, "name": name,
                       "deterministic": args.deterministic, "seed": args.seed,
-                      "trusted": args.trusted}  # fmt: skip
+                      "trusted": args.trusted, "device": args.device}  # fmt: skip
                 try:
                     MaskablePPOAgent.load(path, **kw)  # refused here, before any task runs
                 except CheckpointMismatch as e:
@@ -659,7 +666,8 @@ def evaluate(args) -> dict:
                 make = functools.partial(make_agent, kind, tag, seed=args.seed,
                                          solver_nodes=args.solver_nodes,
                                          solver_seconds=args.solver_seconds,
-                                         solver_cache=solver_cache)  # fmt: skip
+                                         solver_cache=solver_cache,
+                                         device=args.device)  # fmt: skip
             t0, cpu0 = time.time(), time.process_time()
             results, known, search = play(args, make, game, options, deals,
                                           record if have_traces else ())  # fmt: skip
@@ -931,7 +939,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--runs", nargs="*", help="training run folders, for learning curves")
     p.add_argument("--no-plots", action="store_true")
-    p.add_argument("--torch-threads", type=int, default=1, help="for the PPO policies (default 1)")
+    p.add_argument("--torch-threads", type=int, default=SHARED_CORE_THREADS,
+                   help="torch's CPU threads, for the network-driven policies (default "
+                   f"{SHARED_CORE_THREADS}: they share the cores with the env kernels)")  # fmt: skip
+    add_device_argument(p)
     p.add_argument("--out", default="runs/evaluation", help="output folder")
     add_ray_argument(p)
     p.add_argument(
@@ -964,9 +975,11 @@ def main_result(argv: list[str] | None = None) -> dict:
         parser.error("--deals must be 1 or more")
     if Path(args.out).exists() and not Path(args.out).is_dir():
         parser.error(f"--out {shown(args.out, 200)} is a file, not a folder")
-    import torch
-
-    torch.set_num_threads(args.torch_threads)
+    try:
+        resolve_device(args.device)  # each process that loads a network resolves it there
+        set_torch_threads(args.torch_threads)
+    except ArgumentError as e:  # DeviceError is one
+        parser.error(str(e))
     result = evaluate(args)
     print()
     print(markdown_table(result))

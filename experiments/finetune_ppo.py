@@ -13,6 +13,7 @@ checkpoint: ``experiments/publish_policy.py`` can commit it) and ``final.npz``. 
 the solver proves lost gets: nothing special by default; with ``--lost-penalty P`` the move
 that makes a position lost ends the game with reward −P (``agents.sb3_policy.LostPositionEnd``:
 one solver call per move, ``--solver-nodes`` each; a position the solver cannot decide goes on).
+``--device`` (default ``auto``: CUDA when torch sees it, else the CPU) is where it trains.
 """
 
 from __future__ import annotations
@@ -26,6 +27,9 @@ import time
 from pathlib import Path
 
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # see experiments/demo.py; before torch
+
+from agents.torch_setup import DeviceError, add_device_argument, resolve_device
+from solitaire_gym.engine.threads import set_torch_threads
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -55,6 +59,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--val-deals", type=int, default=100)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--torch-threads", type=int, default=1)
+    add_device_argument(ap)
     args = ap.parse_args(argv)
     for name in ("timesteps", "eval_every", "num_envs", "n_steps", "batch_size", "n_epochs",
                  "val_deals"):  # fmt: skip
@@ -67,7 +72,6 @@ def main(argv: list[str] | None = None) -> int:
         ap.error("--lr and --clip-range lie in (0, 1], --gamma in (0, 1], --win-bonus and "
                  "--ent-coef are >= 0")  # fmt: skip
 
-    import torch
     from sb3_contrib import MaskablePPO
     from tqdm import tqdm
 
@@ -77,20 +81,21 @@ def main(argv: list[str] | None = None) -> int:
     from solitaire_gym.envs.sb3 import SB3VecEnv
 
     try:
+        device = resolve_device(args.device)
         meta = read_policy_meta(args.checkpoint)
-    except CheckpointError as e:
+    except (CheckpointError, DeviceError) as e:
         print(f"finetune_ppo: {e}", file=sys.stderr)
         return 2
     if meta["arch"].get("kind") != "cards":
         print("finetune_ppo: only a 'cards' network can be fine-tuned", file=sys.stderr)
         return 2
-    torch.set_num_threads(args.torch_threads)
+    set_torch_threads(args.torch_threads)
     variant = meta["variant"]
     game, options = VARIANTS[variant]
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     base = SB3VecEnv(game, num_envs=args.num_envs, seed=args.seed, reward_mode="foundation",
-                     win_bonus=args.win_bonus, **options)  # fmt: skip
+                     win_bonus=args.win_bonus, torch_threads=None, **options)  # fmt: skip
     lost = None
     if args.lost_penalty is not None:
         lost = base = LostPositionEnd(base, penalty=args.lost_penalty,
@@ -99,7 +104,7 @@ def main(argv: list[str] | None = None) -> int:
     model = MaskablePPO(
         CardsPolicy, env, learning_rate=args.lr, n_steps=args.n_steps,
         batch_size=args.batch_size, n_epochs=args.n_epochs, gamma=args.gamma,
-        clip_range=args.clip_range, ent_coef=args.ent_coef, seed=args.seed, device="cpu",
+        clip_range=args.clip_range, ent_coef=args.ent_coef, seed=args.seed, device=device,
         policy_kwargs={"game": game, "options": options, "init": args.checkpoint}, verbose=0,
     )  # fmt: skip
     new_meta = {k: v for k, v in meta.items() if k not in ("check", "source", "history")}

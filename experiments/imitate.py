@@ -3,7 +3,9 @@
     python experiments/imitate.py configs/imitate_seahaven_c4.yaml            # runs/<name>/
     python experiments/imitate.py configs/imitate_seahaven_c4.yaml --out DIR
 
-Resumable: the same command continues where it stopped. Outputs: ``data/round*/`` (teacher
+Resumable: the same command continues where it stopped. ``--device`` (default ``auto``: CUDA
+when torch sees it, else the CPU) is where the networks train; the teacher's games run on the
+CPU. Outputs: ``data/round*/`` (teacher
 shards), ``round*.npz`` (the network after each round), ``best.npz`` (most validation wins),
 ``train.csv`` (loss, accuracy, validation wins per epoch), ``timing.json``. See
 ``agents/imitation.py``.
@@ -21,21 +23,24 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # see experiments/demo.py; 
 
 from agents.config import ConfigError
 from agents.imitation import ImitationRun, load_imitation_config
+from agents.torch_setup import DeviceError, add_device_argument
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("config")
     ap.add_argument("--out", default=None, help="run folder (default runs/<name>)")
+    add_device_argument(ap)
     args = ap.parse_args(argv)
     try:
         cfg = load_imitation_config(args.config)
-    except ConfigError as e:
+        run = ImitationRun(cfg, Path(args.out or Path("runs") / cfg.name), device=args.device)
+    except (ConfigError, DeviceError) as e:
         print(f"imitate: {e}", file=sys.stderr)
         return 2
-    out = Path(args.out or Path("runs") / cfg.name)
+    print(f"{cfg.name}: training on {run.device}", flush=True)
     t0 = time.perf_counter()
-    best = ImitationRun(cfg, out).run()
+    best = run.run()
     print(f"best checkpoint {best} ({time.perf_counter() - t0:.0f} s)")
     return 0
 

@@ -11,10 +11,9 @@ import argparse
 import sys
 from pathlib import Path
 
-import torch
-
 from agents.play import VARIANTS, eval_deals, play_deals
 from agents.policy import CHECKPOINT_DIR, load_policy, read_policy_meta, save_policy
+from solitaire_gym.engine.threads import SHARED_CORE_THREADS, set_torch_threads
 
 CHECK_DEALS = 20
 
@@ -26,7 +25,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--trained-by", default=None,
                     help="the commands that made it, when more than the one it records")  # fmt: skip
     args = ap.parse_args(argv)
-    torch.set_num_threads(1)
+    set_torch_threads(SHARED_CORE_THREADS)
     meta = read_policy_meta(args.checkpoint)
     variant = meta["variant"]
     game, options = VARIANTS[variant]

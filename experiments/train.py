@@ -1,9 +1,12 @@
 """Train MaskablePPO from a config:  python experiments/train.py configs/seahaven_c4.yaml
 
-Writes into ``--out`` (default ``runs/<config name>``): checkpoints, TensorBoard logs
-(``tensorboard --logdir runs``), periodic validation (``eval.csv``), training-episode statistics
-(``train.csv``) and where the time went (``timing.json``). Run the same command again to continue
-from the latest checkpoint; ``--restart`` starts over. See ``agents/training.py``.
+Writes into ``--out`` (default ``runs/<config name>``): checkpoints (``best.zip`` and the last;
+``checkpoint.keep`` in the config keeps more), TensorBoard logs (``tensorboard --logdir runs``),
+periodic validation (``eval.csv``, also printed as it is made), training-episode statistics
+(``train.csv``) and where the time went (``timing.json``). At the end it prints the last
+validation and the best and last checkpoints. ``--device`` (default ``auto``: CUDA when torch
+sees it, else the CPU) is where the network trains. Run the same command again to continue from
+the latest checkpoint; ``--restart`` starts over. See ``agents/training.py``.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout
 
 from agents.config import ConfigError, load_config
+from agents.torch_setup import DeviceError, add_device_argument
 from agents.training import TrainRun
 
 
@@ -33,6 +37,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--timesteps", type=int, help="override total_timesteps")
     parser.add_argument("--restart", action="store_true", help="delete the run folder first")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    add_device_argument(parser)
     args = parser.parse_args(argv)
     try:
         cfg = load_config(args.config)
@@ -45,13 +50,14 @@ def main(argv: list[str] | None = None) -> int:
                 f"{cfg.path}: algorithm {cfg.algorithm} is trained by experiments/train_rllib.py"
             )
         out = Path(args.out) if args.out else Path("runs") / cfg.name
-        run = TrainRun(cfg, out, progress=not args.no_progress)
-        final = run.train(restart=args.restart)
-    except ConfigError as e:
+        run = TrainRun(cfg, out, progress=not args.no_progress, device=args.device)
+        print(f"{cfg.name}: training on {run.device}", flush=True)
+        run.train(restart=args.restart)
+    except (ConfigError, DeviceError) as e:
         print(f"train.py: {e}", file=sys.stderr)
         return 2
-    print(f"checkpoint: {final}")
     print(json.dumps(run.timing_report(), indent=2))
+    print(run.summary())
     return 0
 
 

@@ -6,7 +6,7 @@
 The pieces of ``experiments/imitate.py`` one at a time, for DAgger rounds run by hand: make
 shards with ``experiments/teacher_data.py`` (``--student`` the last network), train on all of
 them here, repeat. The best epoch by wins on ``--val-deals`` validation deals (evaluation split
-from 2^19) is saved.
+from 2^19) is saved. ``--device`` (default ``auto``: CUDA when torch sees it) is where it trains.
 """
 
 from __future__ import annotations
@@ -33,6 +33,8 @@ from agents.memory import tried_counts
 from agents.play import VARIANTS
 from agents.policy import build_net, game_spec, save_policy
 from agents.teacher import teacher_orders
+from agents.torch_setup import DeviceError, add_device_argument, resolve_device
+from solitaire_gym.engine.threads import set_torch_threads
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -81,6 +83,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--val-deals", type=int, default=100)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--torch-threads", type=int, default=1)
+    add_device_argument(ap)
     args = ap.parse_args(argv)
     import torch
 
@@ -104,12 +107,13 @@ def main(argv: list[str] | None = None) -> int:
                       "rank_weight": args.rank_weight, "safe_weight": args.safe_weight},
             "validation": {"deals": args.val_deals},
         })  # fmt: skip
+        device = resolve_device(args.device)
         paths = sorted(p for g in args.data.split(",") for p in glob.glob(g))
         data = load_shards(paths, variant=args.variant)
-    except (ConfigError, ShardError) as e:
+    except (ConfigError, ShardError, DeviceError) as e:
         print(f"train_policy: {e}", file=sys.stderr)
         return 2
-    torch.set_num_threads(args.torch_threads)
+    set_torch_threads(args.torch_threads)
     game, options = VARIANTS[args.variant]
     if args.heads == "factored":
         data["gorder"] = teacher_orders(data, game, options)
@@ -128,7 +132,8 @@ def main(argv: list[str] | None = None) -> int:
                         learning_rate=args.lr, unsafe_weight=args.unsafe_weight,
                         rank_weight=args.rank_weight, safe_weight=args.safe_weight,
                         seed=args.seed, validate=validator(game, options, meta, args.val_deals),
-                        log=lambda r: print(r, f"{time.perf_counter() - t0:.0f} s", flush=True))  # fmt: skip
+                        log=lambda r: print(r, f"{time.perf_counter() - t0:.0f} s", flush=True),
+                        device=device)  # fmt: skip
     meta.update(val_wins=best, val_deals=args.val_deals, positions=len(data["labels"]),
                 history=history, play=best_play(history))  # fmt: skip
     save_policy(args.out, net, meta)

@@ -22,6 +22,7 @@ from agents.dataset import ShardError, load_shards
 from agents.play import VARIANTS
 from agents.policy import CheckpointError
 from agents.search.value import build_value_net, label_positions, save_value, train_value
+from solitaire_gym.engine.threads import set_torch_threads
 from solitaire_gym.files import atomic_path
 
 
@@ -40,7 +41,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     import torch
 
-    torch.set_num_threads(2)
+    set_torch_threads(2)  # the solver's jobs are done by then: torch has the cores
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     game, options = VARIANTS[args.variant]

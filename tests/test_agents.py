@@ -219,6 +219,35 @@ def test_evaluate_table_matches_a_direct_count(tmp_path):
     assert rows_of((merged / "results.md").read_text()) == rows_of(table)
 
 
+def test_evaluate_plays_the_networks_on_its_device(tmp_path, monkeypatch, capsys):
+    """``--device`` reaches the loading of every network (default ``auto``); a bad name is
+    refused before anything is played or written."""
+    import agents.policy
+
+    evaluate = experiment("evaluate")
+    out = tmp_path / "ev"
+    with pytest.raises(SystemExit) as e:
+        evaluate.main(["--policies", "learned", "--variants", "SH1-C4", "--deals", "2",
+                       "--device", "gpu", "--out", str(out)])  # fmt: skip
+    assert e.value.code == 2
+    assert "device must be one of 'auto', 'cpu', 'cuda', 'cuda:N'" in capsys.readouterr().err
+    assert not out.exists()
+    devices = []
+    real = agents.policy.load_policy
+
+    def spy(path, **kw):
+        devices.append(kw.get("device"))
+        return real(path, **kw)
+
+    monkeypatch.setattr(agents.policy, "load_policy", spy)
+    common = ["--policies", "learned", "--variants", "SH1-C4", "--deals", "2", "--no-plots"]
+    result = evaluate.main_result([*common, "--out", str(out)])
+    assert result["summaries"]["SH1-C4"]["learned"]["deals"] == 2
+    assert devices == ["auto"]
+    evaluate.main_result([*common, "--out", str(tmp_path / "cpu"), "--device", "cpu"])
+    assert devices == ["auto", "cpu"]
+
+
 def test_evaluate_keeps_the_solver_budget_with_its_verdicts(tmp_path):
     """Verdicts read in (``--verdicts``, ``--include``) keep the budget they were made with, and a
     run that would mix verdicts of two budgets stops before it plays."""
@@ -383,12 +412,12 @@ TINY = {
     "name": "tiny",
     "game": "seahaven_towers",
     "options": {"cells": 4},
-    "total_timesteps": 512,
+    "total_timesteps": 400,  # runs to 512: whole rollouts of 64 steps × 4 envs
     "num_envs": 4,
     "max_episode_steps": 40,
     "ppo": {"n_steps": 64, "batch_size": 128, "n_epochs": 1},
     "eval": {"every_steps": 256, "deals": 4},
-    "checkpoint": {"every_steps": 256, "keep": 2},
+    "checkpoint": {"every_steps": 256},  # keep: the default, best and last
     "network": {"net_arch": [16]},
 }
 
@@ -407,6 +436,9 @@ TINY = {
         ({"options": {"cells": 3}}, "options.cells must be one of"),
         ({"total_timesteps": -5}, "total_timesteps must be positive"),
         ({"game": "freecell"}, "game must be one of"),
+        ({"checkpoint": {"keep": 0}}, "checkpoint.keep must be a positive integer or 'all'"),
+        ({"checkpoint": {"keep": "some"}}, "checkpoint.keep must be a positive integer or 'all'"),
+        ({"checkpoint": {"keep": True}}, "checkpoint.keep must be an integer or a string"),
     ],
 )
 def test_bad_config_is_refused_naming_the_key(tmp_path, change, message):
@@ -435,21 +467,52 @@ def test_missing_key_and_bad_yaml(tmp_path):
 # ---- training -----------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def tiny_run(tmp_path_factory):
+    """The tiny config trained by ``experiments/train.py`` with its progress bar; what it printed
+    on stdout and stderr."""
+    import contextlib
+    import io
+
     train = experiment("train")
     d = tmp_path_factory.mktemp("train")
     cfg = d / "tiny.yaml"
     cfg.write_text(yaml.safe_dump(TINY))
     out = d / "run"
-    assert train.main([str(cfg), "--out", str(out), "--no-progress"]) == 0
-    return train, cfg, out
+    stdout, stderr = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
+        assert train.main([str(cfg), "--out", str(out)]) == 0
+    return train, cfg, out, (stdout.getvalue(), stderr.getvalue())
+
+
+def test_train_prints_its_validations_and_checkpoints(tiny_run):
+    """The bar counts to the step the run stops at (whole rollouts past total_timesteps); each
+    validation is printed as it is made; the end names the best and the last checkpoint."""
+    from agents.training import planned_end
+
+    _, cfg, out, (printed, bar) = tiny_run
+    end = planned_end(check_config(TINY), 0)
+    assert end > TINY["total_timesteps"]
+    assert f"total_timesteps {TINY['total_timesteps']} runs to {end}" in printed
+    assert f"{end}/{end}" in bar  # tqdm's count at the end, against its total
+    evals = list(csv.DictReader((out / "eval.csv").open()))
+    assert [int(r["step"]) for r in evals] == [256, end]
+    best, best_row = None, None
+    for r in evals:
+        win, found = float(r["win_rate"]), float(r["foundation"])
+        assert (f"step {int(r['step']):,}: validation win rate {win:.1%} of {TINY['eval']['deals']}"
+                f" deals, {found:.1f} cards home") in printed  # fmt: skip
+        if best is None or (win, found) > best:
+            best, best_row = (win, found), r
+    ckpts = out / "checkpoints"
+    assert f"best checkpoint: {ckpts / 'best.zip'} (step {int(best_row['step']):,}: " in printed
+    assert f"last checkpoint: {ckpts / f'step_{end:010d}.zip'}" in printed
+    assert printed.index("best checkpoint") > printed.index(f"step {end:,}: validation")
 
 
 def test_train_runs_end_to_end_and_resumes(tiny_run, capsys):
-    train, cfg, out = tiny_run
+    train, cfg, out, _ = tiny_run
     ckpts = out / "checkpoints"
-    assert (ckpts / "final.zip").exists() and (ckpts / "best.zip").exists()
-    assert sorted(p.name for p in ckpts.glob("step_*.zip")) == [
-        "step_0000000256.zip", "step_0000000512.zip"]  # fmt: skip
+    # checkpoint.keep's default: the best and the last, nothing else
+    assert sorted(p.name for p in ckpts.iterdir()) == ["best.zip", "step_0000000512.zip"]
     evals = list(csv.DictReader((out / "eval.csv").open()))
     assert [int(r["step"]) for r in evals] == [256, 512]
     # the env's foundation reward: an episode's return is its foundation cards (+ 10 when won)
@@ -461,12 +524,18 @@ def test_train_runs_end_to_end_and_resumes(tiny_run, capsys):
     timing = json.loads((out / "timing.json").read_text())
     assert 0 < timing["share"]["env_step (SB3VecEnv.reset + step_wait)"] < 1
     assert list((out / "tb").iterdir())
-    # resume: the same command with more steps continues from the latest checkpoint
+    # resume: the same command with more steps continues from the latest checkpoint; which
+    # checkpoints it keeps may change (here: all of them from now on)
     capsys.readouterr()
-    assert train.main([str(cfg), "--out", str(out), "--no-progress", "--timesteps", "768"]) == 0
+    keep_all = cfg.with_name("keep_all.yaml")
+    keep_all.write_text(yaml.safe_dump(dict(TINY, checkpoint={"every_steps": 256, "keep": "all"})))
+    argv = [str(keep_all), "--out", str(out), "--no-progress", "--timesteps", "768"]
+    assert train.main(argv) == 0
     assert "resuming tiny from" in capsys.readouterr().out
     evals = list(csv.DictReader((out / "eval.csv").open()))
     assert [int(r["step"]) for r in evals] == [256, 512, 768]
+    assert sorted(p.name for p in ckpts.iterdir()) == [
+        "best.zip", "step_0000000512.zip", "step_0000000768.zip"]  # fmt: skip
     # another config in the same folder is refused
     other = yaml.safe_load(cfg.read_text())
     other["seed"] = 5
@@ -476,9 +545,32 @@ def test_train_runs_end_to_end_and_resumes(tiny_run, capsys):
     assert "key seed differs" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("device", ["gpu", "cuda:x", "CPU", ""])
+def test_train_refuses_a_bad_device_before_it_starts(tmp_path, capsys, device):
+    train = experiment("train")
+    cfg = tmp_path / "tiny.yaml"
+    cfg.write_text(yaml.safe_dump(TINY))
+    out = tmp_path / "run"
+    assert train.main([str(cfg), "--out", str(out), "--device", device]) == 2
+    err = capsys.readouterr().err
+    assert "train.py: device must be one of 'auto', 'cpu', 'cuda', 'cuda:N'" in err
+    assert repr(device) in err
+    assert not out.exists()  # refused before anything was written
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="this machine has a CUDA device")
+def test_train_refuses_cuda_where_there_is_none(tmp_path, capsys):
+    train = experiment("train")
+    cfg = tmp_path / "tiny.yaml"
+    cfg.write_text(yaml.safe_dump(TINY))
+    assert train.main([str(cfg), "--out", str(tmp_path / "run"), "--device", "cuda"]) == 2
+    assert "device 'cuda': torch" in capsys.readouterr().err
+    assert not (tmp_path / "run").exists()
+
+
 def test_checkpoint_plays_its_game_and_refuses_others(tiny_run, tmp_path):
-    _, _, out = tiny_run
-    ckpt = out / "checkpoints" / "final.zip"
+    _, _, out, _ = tiny_run
+    ckpt = out / "checkpoints" / "best.zip"
     with pytest.raises(UntrustedCheckpoint, match="trusted=True"):
         MaskablePPOAgent.load(ckpt, game="seahaven_towers", options={"cells": 4})
     agent = MaskablePPOAgent.load(ckpt, game="seahaven_towers", options={"cells": 4},

@@ -47,6 +47,73 @@ def test_page_examples_run(page: Path, tmp_path, monkeypatch):
             raise AssertionError(f"{page.name}, block at line {line}: {e!r}") from e
 
 
+CALL_NEEDS = {"progress_bar=True": ("tqdm", "rich")}
+"""What a snippet needs beyond its imports: stable-baselines3's progress bar imports tqdm and
+rich only when it starts."""
+
+
+def _dist(name: str) -> str:
+    """A distribution's name as pip compares them (PEP 503)."""
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def _requirements(reqs: list[str]) -> set[str]:
+    return {_dist(re.match(r"[A-Za-z0-9_.-]+", r).group()) for r in reqs}
+
+
+def snippet_needs(code: str) -> set[str]:
+    """The distributions a snippet needs, by name: those its imports come from (the standard
+    library and this project left out) and those of :data:`CALL_NEEDS`."""
+    import ast
+    import importlib.metadata
+    import sys
+
+    owners = importlib.metadata.packages_distributions()
+    modules = set()
+    for node in ast.walk(ast.parse(code)):
+        if isinstance(node, ast.Import):
+            modules |= {a.name.split(".")[0] for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.level == 0:
+            modules.add(node.module.split(".")[0])
+    need = {_dist(d) for m in modules - set(sys.stdlib_module_names)
+            for d in owners.get(m, [m])}  # fmt: skip
+    need |= {_dist(d) for call, dists in CALL_NEEDS.items() if call in code for d in dists}
+    return need - {"solitaire-gym"}
+
+
+def unmet(need: set[str], core: set[str], extras: dict[str, set[str]]) -> set[str]:
+    """What ``need`` lacks with the core install and the extra that gives the most of it
+    (empty: one extra gives it all)."""
+    return min((need - core - e for e in extras.values()), key=len, default=need - core)
+
+
+def _install() -> tuple[set[str], dict[str, set[str]]]:
+    import tomllib
+
+    meta = tomllib.loads((DOCS.parent / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    extras = {k: _requirements(v) for k, v in meta["optional-dependencies"].items()}
+    return _requirements(meta["dependencies"]), extras
+
+
+def test_every_snippet_runs_with_the_core_install_and_one_extra():
+    """No snippet of the docs needs a package that no single extra gives (the training page's
+    ``progress_bar=True`` needs tqdm and rich beside stable-baselines3: the agents extra)."""
+    core, extras = _install()
+    for page in PAGES:
+        for line, code in python_blocks(page.read_text(encoding="utf-8")):
+            assert not unmet(snippet_needs(code), core, extras), f"{page.name}, line {line}"
+
+
+def test_a_snippet_that_needs_what_the_extra_lacks_is_found():
+    core, extras = _install()
+    blocks = python_blocks((DOCS / "training.md").read_text(encoding="utf-8"))
+    code = next(c for _, c in blocks if "progress_bar=True" in c)  # run by test_page_examples_run
+    need = snippet_needs(code)
+    assert {"sb3-contrib", "tqdm", "rich"} <= need
+    without_rich = {k: v - {"rich"} for k, v in extras.items()}
+    assert unmet(need, core, without_rich) == {"rich"}
+
+
 def test_docstrings_become_markdown_for_the_reference():
     pytest.importorskip("griffe")  # the docs extra
     import importlib.util

@@ -402,6 +402,50 @@ def test_fit_learns_the_teacher_labels(episodes):
     assert hist[0]["accuracy"] < 0.5 and hist[-1]["accuracy"] > 0.7
 
 
+def test_fit_trains_and_the_policy_plays_on_the_auto_device(episodes, tmp_path):
+    """``device="auto"``: the network trains where :func:`resolve_device` says (CUDA on a
+    machine that has it), plays from there, and its checkpoint loads on the CPU to the same
+    scores."""
+    from agents.torch_setup import net_device, resolve_device
+
+    data = {k: np.concatenate([getattr(e, k) for e in episodes])
+            for k in ("obs", "masks", "labels", "safe", "played")}  # fmt: skip
+    data["labels"] = data["labels"].astype(np.int64)
+    data["episode"] = np.concatenate([np.full(len(e.labels), e.deal) for e in episodes])
+    data["prev"] = previous_actions(data["episode"], data["played"], data["masks"].shape[1])
+    data["gorder"] = teacher_orders(data, *SH)
+    arch = {"kind": "cards", "hidden": 8, "layers": 1, "heads": "factored"}
+    torch.manual_seed(0)
+    net = build_net(arch, game_spec(*SH))
+    want = torch.device(resolve_device("auto"))
+    fit(net, data, epochs=1, batch_size=32, learning_rate=1e-3, device="auto")
+    assert net_device(net).type == want.type
+    meta = {"game": SH[0], "options": SH[1], "variant": "SH1-C4", "arch": arch,
+            "play": {"rule": "factored", "threshold": 0.5}}  # fmt: skip
+    res = play_deals(PolicyAgent(net, meta), *SH, [0, 1], max_episode_steps=20)
+    assert [r.deal for r in res] == [0, 1]
+    save_policy(tmp_path / "p.npz", net, meta)
+    on_cpu = load_policy(tmp_path / "p.npz", device="cpu")
+    assert net_device(on_cpu.net).type == "cpu"
+    obs, masks = data["obs"][:8], data["masks"][:8]
+    prev = data["prev"][:8]
+    here = PolicyAgent(net, meta).scores(obs, masks, prev)
+    np.testing.assert_allclose(on_cpu.scores(obs, masks, prev), here, rtol=1e-4, atol=1e-4)
+
+
+def test_imitate_refuses_a_bad_device_before_it_starts(tmp_path, capsys):
+    from scripts import experiment
+
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text("name: x\nvariant: SH1-C4\n")
+    out = tmp_path / "run"
+    assert experiment("imitate").main([str(cfg), "--out", str(out), "--device", "gpu"]) == 2
+    assert (
+        "imitate: device must be one of 'auto', 'cpu', 'cuda', 'cuda:N'" in capsys.readouterr().err
+    )
+    assert not out.exists()
+
+
 @pytest.mark.parametrize(
     "change, message",
     [

@@ -20,6 +20,16 @@ it, and put back afterwards. (A torch imported later shares that runtime and its
 policy; one imported before has its own.) Set ``OMP_WAIT_POLICY=ACTIVE`` on dedicated cores for
 the fastest launches.
 
+torch's CPU threads (:func:`set_torch_threads`): torch's default is one thread per core, and
+a torch imported before its OpenMP runtime saw ``OMP_WAIT_POLICY=PASSIVE`` spins between its
+calls. Where the env kernels and a network take turns in one process (PPO training, playing a
+network-driven agent) those threads starve the kernels' (about 70 times fewer env steps a
+second for MaskablePPO on 2 cores, docs/training.md). So the package keeps torch at
+:data:`SHARED_CORE_THREADS` threads there: ``SB3VecEnv`` lowers torch's threads to it when it is
+built, ``agents.play.play_deals`` while it plays (:func:`torch_threads_at_most`), and the
+training and evaluation commands set it (``torch_threads`` in a config, ``--torch-threads``).
+Nothing here imports torch: the helpers act on a torch already loaded.
+
 GNU OpenMP does not survive ``fork()``: numba terminates a child process, forked after the
 parent's OpenMP threads started, at its first parallel launch. In such a child
 :func:`parallel_ok` is False and the package's batched kernels run on one thread instead (with a
@@ -29,10 +39,20 @@ core.
 
 from __future__ import annotations
 
+import contextlib
 import os
+import sys
 import warnings
+from collections.abc import Iterator
 
 import numba
+
+from solitaire_gym.errors import ArgumentError, is_int, shown
+
+SHARED_CORE_THREADS = 1
+"""torch's CPU threads where the env kernels share the cores with a network."""
+MAX_TORCH_THREADS = 1024
+"""The most CPU threads :func:`set_torch_threads` takes."""
 
 _started = False
 _forked = False  # forked from a process whose OpenMP threads had started
@@ -108,3 +128,50 @@ def use_parallel(rows: int, threaded: int, workqueue: int, fixed: int | None = N
     else:
         least = workqueue if layer() == "workqueue" else threaded
     return rows >= least and parallel_ok()
+
+
+def check_torch_threads(threads: object) -> int:
+    """``threads`` as an int if it is an integer from 1 to :data:`MAX_TORCH_THREADS`, else an
+    :class:`~solitaire_gym.errors.ArgumentError` naming it."""
+    if not is_int(threads) or not 1 <= threads <= MAX_TORCH_THREADS:
+        raise ArgumentError(
+            f"torch threads must be an integer from 1 to {MAX_TORCH_THREADS}, not {shown(threads)}"
+        )
+    return int(threads)
+
+
+def set_torch_threads(threads: int = SHARED_CORE_THREADS) -> None:
+    """Set torch's CPU threads (``torch.set_num_threads``, importing torch) to ``threads``
+    (:func:`check_torch_threads`: a bad count changes nothing)."""
+    threads = check_torch_threads(threads)
+    import torch
+
+    torch.set_num_threads(int(threads))
+
+
+def lower_torch_threads(threads: int | None = SHARED_CORE_THREADS) -> int | None:
+    """Lower torch's CPU threads to ``threads`` if torch is loaded and uses more; returns what
+    they were when lowered, else None (``threads`` None, torch not loaded, or not more)."""
+    if threads is None:
+        return None
+    threads = check_torch_threads(threads)
+    torch = sys.modules.get("torch")
+    if torch is None:
+        return None
+    before = torch.get_num_threads()
+    if before <= threads:
+        return None
+    set_torch_threads(threads)
+    return before
+
+
+@contextlib.contextmanager
+def torch_threads_at_most(threads: int | None = SHARED_CORE_THREADS) -> Iterator[None]:
+    """Within: torch's CPU threads lowered to ``threads`` (:func:`lower_torch_threads`); on
+    leaving, set back to what they were."""
+    before = lower_torch_threads(threads)
+    try:
+        yield
+    finally:
+        if before is not None:
+            sys.modules["torch"].set_num_threads(before)

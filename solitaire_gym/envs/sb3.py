@@ -13,6 +13,10 @@ its last observation, ``infos[i]["TimeLimit.truncated"]`` says whether the step 
 ``won``, ``code``, ``score`` and ``foundation_cards`` (cards on the foundations) describe its end,
 ``episode`` holds its return and length, and the returned observation is already the next game's. ``env_method("action_masks")`` returns
 the whole ``(num_envs, n_actions)`` batch in one call.
+
+Building one lowers torch's CPU threads to ``torch_threads`` (default
+:data:`~solitaire_gym.engine.threads.SHARED_CORE_THREADS`): see
+:mod:`solitaire_gym.engine.threads`.
 """
 
 from __future__ import annotations
@@ -22,6 +26,11 @@ from typing import Any
 import numpy as np
 from stable_baselines3.common.vec_env import VecEnv
 
+from solitaire_gym.engine.threads import (
+    SHARED_CORE_THREADS,
+    check_torch_threads,
+    lower_torch_threads,
+)
 from solitaire_gym.envs.core import (
     DEFAULT_MAX_EPISODE_STEPS,
     MAX_GAMES,
@@ -46,13 +55,20 @@ class SB3VecEnv(VecEnv):
         *,
         max_episode_steps: int | None = None,
         seed: int | None = None,
+        torch_threads: int | None = SHARED_CORE_THREADS,
         **kwargs: Any,
     ) -> None:
+        """``torch_threads``: torch's CPU threads are lowered to this many if it uses more
+        (:func:`solitaire_gym.engine.threads.lower_torch_threads`: the env kernels and the
+        policy share the cores); None leaves torch as it is. The other arguments are the
+        envs'."""
         if not count_in(num_envs, MAX_GAMES):
             raise ArgumentError(
                 f"num_envs must be an integer in 1 … {MAX_GAMES}, not {shown(num_envs)}"
             )
         seed = check_seed(seed)
+        if torch_threads is not None:
+            check_torch_threads(torch_threads)
         self.options = EnvOptions.build(game, **kwargs)
         if max_episode_steps is None:
             max_episode_steps = DEFAULT_MAX_EPISODE_STEPS[self.options.variant.prefix]
@@ -70,6 +86,7 @@ class SB3VecEnv(VecEnv):
         self._steps = np.zeros(self.num_envs, np.int64)
         self._act = np.zeros(self.num_envs, np.int64)
         self._episode_return = np.zeros(self.num_envs, np.float64)
+        lower_torch_threads(torch_threads)
 
     # ---- VecEnv API -----------------------------------------------------------------------------
     def reset(self):
