@@ -22,6 +22,7 @@ from agents.dataset import ShardError, load_shards
 from agents.play import VARIANTS
 from agents.policy import CheckpointError
 from agents.search.value import build_value_net, label_positions, save_value, train_value
+from agents.torch_setup import DeviceError, add_device_argument, resolve_device
 from solitaire_gym.engine.threads import set_torch_threads
 from solitaire_gym.files import atomic_path
 
@@ -38,10 +39,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--epochs", type=int, default=3)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--jobs", type=int, default=2)
+    add_device_argument(ap)
     args = ap.parse_args(argv)
     import torch
 
     set_torch_threads(2)  # the solver's jobs are done by then: torch has the cores
+    try:
+        device = resolve_device(args.device)
+    except DeviceError as e:
+        print(f"train_value: {e}", file=sys.stderr)
+        return 2
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     game, options = VARIANTS[args.variant]
@@ -66,11 +73,11 @@ def main(argv: list[str] | None = None) -> int:
     torch.manual_seed(args.seed)
     arch = {"hidden": args.hidden, "layers": args.layers}
     net = build_value_net(arch, obs.shape[1])
-    train_value(net, obs[~held], won[~held], epochs=args.epochs, seed=args.seed,
+    train_value(net, obs[~held], won[~held], epochs=args.epochs, seed=args.seed, device=device,
                 log=lambda r: print(f"epoch {r['epoch']}: loss {r['loss']:.4f} "
                                     f"accuracy {r['accuracy']:.3f}", flush=True))  # fmt: skip
     with torch.no_grad():
-        p = torch.sigmoid(net(torch.from_numpy(obs[held]))).numpy()
+        p = torch.sigmoid(net(torch.from_numpy(obs[held]).to(device))).cpu().numpy()
     acc = float(((p > 0.5) == won[held]).mean())
     brier = float(((p - won[held]) ** 2).mean())
     print(f"held out: accuracy {acc:.3f}, Brier {brier:.4f} (constant {won[held].mean():.3f}: "

@@ -41,6 +41,7 @@ from agents.dataset import game_starts, save_npz
 from agents.npz import Npz
 from agents.play import VARIANTS
 from agents.policy import CheckpointError, read_meta_record, read_weight
+from agents.torch_setup import net_device, resolve_device
 from solitaire_gym.envs.core import EnvCore, EnvOptions
 from solitaire_gym.envs.observation import layout_id
 from solitaire_gym.errors import shown
@@ -91,8 +92,9 @@ class ValueFunction:
                 f"the value network of {self.meta['variant']} reads (B, {self.obs_dim}) "
                 f"observations, not {obs.shape}"
             )
+        x = torch.from_numpy(np.ascontiguousarray(obs)).to(net_device(self.net))
         with torch.no_grad():
-            return torch.sigmoid(self.net(torch.from_numpy(np.ascontiguousarray(obs)))).numpy()
+            return torch.sigmoid(self.net(x)).cpu().numpy()
 
 
 def start_observations(game: str, options: dict | None, deals: Sequence[int]) -> np.ndarray:
@@ -262,12 +264,17 @@ def label_positions(variant: str, data: dict[str, np.ndarray], *, share: float =
 
 
 def train_value(net, obs: np.ndarray, won: np.ndarray, *, epochs: int = 4, batch_size: int = 512,
-                learning_rate: float = 2e-3, seed: int = 0, log=None) -> None:  # fmt: skip
+                learning_rate: float = 2e-3, seed: int = 0, log=None,
+                device: str = "cpu") -> None:  # fmt: skip
     """Fit ``net`` to the labels ``won`` of ``obs`` (binary cross-entropy, AdamW, one-cycle
-    learning rate); ``log`` gets ``{"epoch", "loss", "accuracy"}`` after each epoch."""
+    learning rate) on ``device`` (:func:`agents.torch_setup.resolve_device`; ``net`` is moved
+    there and stays, the data goes a batch at a time); ``log`` gets ``{"epoch", "loss",
+    "accuracy"}`` after each epoch."""
     import torch
     import torch.nn.functional as F
 
+    dev = torch.device(resolve_device(device))
+    net.to(dev)
     g = torch.Generator().manual_seed(seed)
     x = torch.from_numpy(np.ascontiguousarray(obs, np.float32))
     y = torch.from_numpy(np.asarray(won, np.float32))
@@ -279,14 +286,15 @@ def train_value(net, obs: np.ndarray, won: np.ndarray, *, epochs: int = 4, batch
         net.train()
         total, right = 0.0, 0
         for idx in torch.randperm(n, generator=g).split(batch_size):
-            z = net(x[idx])
-            loss = F.binary_cross_entropy_with_logits(z, y[idx])
+            xb, yb = x[idx].to(dev), y[idx].to(dev)
+            z = net(xb)
+            loss = F.binary_cross_entropy_with_logits(z, yb)
             opt.zero_grad()
             loss.backward()
             opt.step()
             sched.step()
             total += float(loss.detach()) * len(idx)
-            right += int(((z > 0) == (y[idx] > 0.5)).sum())
+            right += int(((z > 0) == (yb > 0.5)).sum())
         net.eval()
         if log is not None:
             log({"epoch": epoch, "loss": total / n, "accuracy": right / n})
