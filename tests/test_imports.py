@@ -41,6 +41,14 @@ KNOWN_CIRCLES: list[set[str]] = []
 Edges = dict[str, dict[str, list[str]]]  # module -> imported module -> where ("file:line")
 
 
+def _source(node: ast.ImportFrom, here: str) -> str:
+    """The module a ``from … import`` in module ``here`` reads from (relative ones resolved)."""
+    if not node.level:
+        return node.module or ""
+    base = here.split(".")[: len(here.split(".")) - node.level + 1]
+    return ".".join(base + ([node.module] if node.module else []))
+
+
 def modules(root: Path, packages: Iterable[str]) -> dict[str, Path]:
     """Every module of ``packages`` under ``root``: dotted name -> file (a package's
     ``__init__.py`` is the package)."""
@@ -81,11 +89,7 @@ def import_graph(root: Path, packages: Iterable[str]) -> Edges:
             if isinstance(node, ast.Import):
                 targets = [alias.name for alias in node.names]
             elif isinstance(node, ast.ImportFrom):
-                if node.level:
-                    base = here.split(".")[: len(here.split(".")) - node.level + 1]
-                    source = ".".join(base + ([node.module] if node.module else []))
-                else:
-                    source = node.module or ""
+                source = _source(node, here)
                 for alias in node.names:
                     sub = f"{source}.{alias.name}"
                     targets.append(sub if sub in mods else source)
@@ -194,11 +198,7 @@ def private_imports(root: Path, packages: Iterable[str]) -> list[str]:
                     if alias.name in mods:
                         bound[alias.asname or alias.name] = alias.name
             elif isinstance(node, ast.ImportFrom):
-                if node.level:
-                    base = here.split(".")[: len(here.split(".")) - node.level + 1]
-                    source = ".".join(base + ([node.module] if node.module else []))
-                else:
-                    source = node.module or ""
+                source = _source(node, here)
                 if source not in mods:
                     continue
                 for alias in node.names:
