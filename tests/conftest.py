@@ -63,3 +63,16 @@ def pytest_collection_modifyitems(config, items):
 @pytest.fixture(scope="session")
 def vectors():
     return json.loads((DATA / "RULES-vectors.json").read_text())
+
+
+@pytest.fixture(scope="module")
+def episodes():
+    """Two teacher games of Seahaven Towers (4 cells), training deals 0 and 1, 40 moves at most:
+    the data of the teacher's and the imitation's tests (``test_teacher.py``,
+    ``test_imitation.py``; torch needed)."""
+    from agents.play import VARIANTS
+    from agents.teacher import teach_deal
+    from solitaire_gym.envs.core import EVAL_SPLIT_END
+
+    SH = VARIANTS["SH1-C4"]
+    return [teach_deal(*SH, EVAL_SPLIT_END + d, max_steps=40) for d in (0, 1)]
