@@ -1,5 +1,5 @@
 """``deals="solvable"``: the shipped lists of solvable training deals, the envs that draw from
-them, the builder, and the refusal of a bad list."""
+them, the builder, and the refusal of a bad list, a bad index file or a bad argument."""
 
 from __future__ import annotations
 
@@ -153,3 +153,26 @@ def test_build_solvable_writes_a_list_and_resumes(tmp_path):
         build_solvable(variant, 3, first=5, **kw)
     with pytest.raises(ValueError, match="another budget"):
         build_solvable(variant, 3, **(kw | {"max_nodes": 5}))
+
+
+def test_deal_lists_refuse_bad_arguments_and_index_files(tmp_path):
+    from solitaire_gym.envs.deal_lists import DealListError, solvable_deals, solvable_info
+    from solitaire_gym.solver.solvable import build_solvable
+
+    v = parse_code("SH1-C4-AAAAAJ2")[0]
+    with pytest.raises(TypeError, match="variant must be a Variant"):
+        solvable_deals("SH1-C4")
+    with pytest.raises(TypeError, match="variant must be a Variant"):
+        solvable_info("SH1-C4")
+    for text in ("[1]", "{bad", '{"SH1-C4": 5}'):
+        (tmp_path / "index.json").write_text(text)
+        with pytest.raises(DealListError, match=r"index\.json"):
+            solvable_info(v, data=tmp_path)
+    (tmp_path / "index.json").write_bytes(b"\xff\xfe")
+    with pytest.raises(DealListError, match="cannot read"):
+        solvable_info(v, data=tmp_path)
+    for kwargs in ({"tried": float("nan")}, {"tried": 1.9}, {"tried": 5, "first": "1048576"}):
+        with pytest.raises(TypeError, match="must be an integer"):
+            build_solvable(v, **{"max_nodes": 10, "work": tmp_path / "w", "solve": False,
+                                 **kwargs})  # fmt: skip
+    assert not (tmp_path / "w").exists()

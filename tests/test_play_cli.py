@@ -121,3 +121,11 @@ def test_solve_writes_a_trace_that_replays_to_a_win(tmp_path, capsys):
     assert main(["solve", "SH1-C4-AAAAAJ2", "--max-seconds", "10", "--trace", str(out)]) == 0
     trace = load_trace(out)
     assert trace.agent == "solver" and trace.final["foundations"] == ["KS", "KH", "KD", "KC"]
+
+
+def test_play_says_the_right_thing_after_the_only_move_is_undone():
+    out = io.StringIO()
+    play(Game.from_code(CODE), io.StringIO("t1>t7\nundo\nundo\nquit\n"), out)
+    text = out.getvalue()
+    assert "refused: nothing left to undo: every move made has been undone" in text
+    assert "the app keeps the last" not in text

@@ -1,10 +1,12 @@
-"""Pictures of positions (rgb_array), videos and the render command."""
+"""Pictures of positions (rgb_array), videos and the render command; the frame rate and the output
+paths they are given are checked."""
 
 import gymnasium as gym
 import imageio.v2 as imageio
 import imageio.v3 as iio
 import numpy as np
 import pytest
+from refusing import MAX_MESSAGE
 
 import solitaire_gym  # noqa: F401  (registers the ids)
 from solitaire_gym import Game
@@ -290,3 +292,46 @@ def test_envs_display_their_current_frame():
     page = vec._repr_html_()
     assert page.count("<figure") == 4 and "and 2 more games" in page
     np.testing.assert_array_equal(_png_picture(vec._repr_png_()), render_position(vec.to_dict(0)))
+
+
+# ---- the frame rate and the outputs are checked --------------------------------------------------
+
+
+def _render_args(tmp_path):
+    pytest.importorskip("PIL")
+    trace = save_trace(tmp_path / "t.json", "SH1-C4-AAAAAJ2", ["t1>t7"])
+    return ["render", str(trace)]
+
+
+@pytest.mark.parametrize("fps", ["1e-300", "0", "-1", "nan", "inf", "1e300", "٣"])
+def test_render_fps_out_of_range(tmp_path, capsys, fps):
+    args = _render_args(tmp_path)
+    try:
+        code = main([*args, "--gif", str(tmp_path / "a.gif"), "--fps", fps])
+    except SystemExit as e:  # argparse refuses text that is no number: usage and one line
+        code = e.code
+    err = capsys.readouterr().err
+    assert code != 0 and "Traceback" not in err and len(err) < MAX_MESSAGE + 400
+
+
+def test_render_png_naming_a_folder(tmp_path, capsys):
+    args = _render_args(tmp_path)
+    folder = tmp_path / "pictures"
+    folder.mkdir()
+    assert main([*args, "--png", str(folder)]) == 2
+    err = capsys.readouterr().err
+    assert "folder" in err and len(err.strip().splitlines()) == 1
+
+
+def test_write_gif_and_mp4_check_fps_from_python(tmp_path):
+    """The range the CLI's --fps has is checked by the writers themselves (finding 5)."""
+    pytest.importorskip("PIL")
+    from solitaire_gym.errors import SolitaireError
+    from solitaire_gym.rendering import replay
+
+    trace = load_trace(save_trace(tmp_path / "t.json", "SH1-C4-AAAAAJ2", ["t1>t7"]))
+    for bad in (1e-300, 0, -1, float("nan"), 1e9, True, "4"):
+        for write in (replay.write_gif, replay.write_mp4):
+            with pytest.raises(SolitaireError, match="fps"):
+                write(trace, tmp_path / "x.gif", fps=bad)
+    assert not (tmp_path / "x.gif").exists()

@@ -1,12 +1,16 @@
-"""Trace files: recording through the envs, round trips, and refusal of bad traces."""
+"""Trace files: recording through the envs, round trips, refusal of bad traces (and of files that
+are no trace at all: deep nesting, huge integers, a folder, bytes), and the memory a long trace
+costs."""
 
 import json
 import os
 import threading
+import tracemalloc
 
 import gymnasium as gym
 import numpy as np
 import pytest
+from refusing import refused, write_file
 
 import solitaire_gym
 from solitaire_gym import Game, SolitaireError
@@ -281,3 +285,52 @@ def test_load_refuses_a_named_pipe_without_waiting(tmp_path):
     t.join(30)
     assert not t.is_alive(), "load_trace waited on a named pipe"
     assert seen == {"cli": 2}
+
+
+# ---- files that are no trace, and bounded resources ----------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "[" * 100_000 + "]" * 100_000,  # RecursionError in json
+        '{"format": "solitaire_gym.trace", "version": 1, "code": "SH1-C4-AAAAAJ2", "moves": [], '
+        '"scores": [' + "9" * 5000 + "]}",  # Python's limit on int digits
+        '{"format": "solitaire_gym.trace", "version": ' + "1" * 5000 + "}",
+    ],
+    ids=["deep", "long int in scores", "long int version"],
+)
+def test_trace_deep_nesting_and_long_integers(tmp_path, text):
+    p = write_file(tmp_path, "t.json", text.encode())
+    refused(TraceError, load_trace, p)
+
+
+def test_trace_of_a_folder_and_of_bytes(tmp_path):
+    refused(TraceError, load_trace, tmp_path)
+    refused(TraceError, load_trace, write_file(tmp_path, "b.json", b"\xff\xfe\x00"))
+
+
+def test_long_trace_costs_little_memory_per_move(tmp_path):
+    moves = ["t1>c"] + ["c3>t7", "t7>c"] * 5_000  # 6D between a cell and 7D, on and on
+    path = save_trace(tmp_path / "long.json", "SH1-C4-AAAAAJ2", moves)
+    load_trace(path)  # warm (compiled kernels, caches)
+    tracemalloc.start()
+    trace = load_trace(path)
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    assert peak / len(moves) < 1000, f"{peak / len(moves):.0f} bytes per move"  # was ~9 KB
+    assert len(trace.positions) == len(moves) + 1
+    assert trace.positions[-1] == trace.final and trace.positions[257]["moves"] == 257
+    assert [p["moves"] for p in trace.positions][-3:] == [9999, 10000, 10001]
+
+
+def test_trace_move_limit(tmp_path):
+    from solitaire_gym import traces
+
+    d = {"format": traces.FORMAT, "version": 1, "code": "SH1-C4-AAAAAJ2", "moves": ["t1>c"] * 3}
+    old = traces.MAX_TRACE_MOVES
+    traces.MAX_TRACE_MOVES = 2
+    try:
+        refused(TraceError, traces.Trace.from_dict, d)
+    finally:
+        traces.MAX_TRACE_MOVES = old

@@ -1,6 +1,9 @@
 """``solitaire-gym warmup`` (solitaire_gym/commands/warmup.py): what its parts warm beyond the
 package's own calls (the agents' kernels, the action encoders Python calls), and the progress it
-shows while a part compiles. The compiles themselves are numba's: faked here with its events."""
+shows while a part compiles. The compiles themselves are numba's: faked here with its events.
+
+And the first start: the notice a cold import prints (once), the setup's warmup on the command line
+and in the Makefile, and a game that compiles nothing after the warmup."""
 
 from __future__ import annotations
 
@@ -103,3 +106,86 @@ def test_the_parts_warm_the_agents_kernels_and_the_action_encoders():
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=root
     )
     assert "not warmed" not in done.stdout, done.stdout
+
+
+# ---- first start ---------------------------------------------------------------------------------
+
+
+def _child(code: str, cache, **env) -> subprocess.CompletedProcess:
+    import os
+
+    full = dict(os.environ, NUMBA_CACHE_DIR=str(cache), **env)
+    return subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, env=full
+    )
+
+
+@pytest.mark.slow  # compiles, in an empty cache
+def test_compile_notice_once_and_only_when_cold(tmp_path):
+    from solitaire_gym._compile_notice import MESSAGE
+
+    # The package compiles its rule tables at import, so an import with an empty cache compiles.
+    code = (
+        "import solitaire_gym\n"
+        "from solitaire_gym.engine.bits import bit\n"
+        "bit(3)\n"  # a second kernel: no second line
+    )
+    cold = _child(code, tmp_path)
+    assert cold.stderr.count(MESSAGE) == 1
+    assert "warmup" in MESSAGE and "first use" in MESSAGE
+    warm = _child(code, tmp_path)
+    assert MESSAGE not in warm.stderr
+    quiet = _child(code, tmp_path / "other", SOLITAIRE_GYM_COMPILE_NOTICE="0")
+    assert MESSAGE not in quiet.stderr
+
+
+def test_warmup_command_runs_every_part(tmp_path):
+    from solitaire_gym.commands.warmup import PARTS, warmup
+
+    out = io.StringIO()
+    results = warmup(["game", "batch"], out=out)
+    assert set(results) == {"game", "batch"} and set(results) <= set(PARTS)
+    text = out.getvalue()
+    assert "warmup: game ..." in text and "warmup: done in" in text
+    for seconds, compiled in results.values():
+        assert seconds >= 0 and compiled >= 0
+
+
+@pytest.mark.slow  # compiles, in an empty cache
+def test_after_the_warmup_a_game_compiles_nothing(tmp_path):
+    """After ``solitaire-gym warmup`` (its game part), a new process that plays to a foundation,
+    writes the position as a dict and asks a card's rank and suit compiles no kernel of the
+    package: every kernel Python code calls directly is warmed too."""
+    _child("from solitaire_gym.commands.warmup import warmup\nwarmup(['game'])", tmp_path)
+    code = (
+        "from numba.core import event\n"
+        "seen = []\n"
+        "class L(event.Listener):\n"
+        "    def on_start(self, ev):\n"
+        "        f = getattr(ev.data.get('dispatcher'), 'py_func', None)\n"
+        "        if (getattr(f, '__module__', None) or '').startswith('solitaire_gym.'):\n"
+        "            seen.append(f.__name__)\n"
+        "    def on_end(self, ev): pass\n"
+        "event.register('numba:compile', L())\n"
+        "from solitaire_gym import Game\n"
+        "from solitaire_gym.engine.cards import rank_of, suit_of\n"
+        "g = Game.from_code('SH1-C4-AAAAAAF')\n"
+        "g.play(next(m for m in g.legal_moves() if m.endswith('>f')))\n"
+        "assert any(g.to_dict()['foundations'])\n"
+        "rank_of(5), suit_of(40)\n"
+        "print('compiled:', sorted(set(seen)))\n"
+    )
+    assert _child(code, tmp_path).stdout.strip() == "compiled: []"
+
+
+def test_warmup_is_on_the_command_line():
+    from solitaire_gym.cli import build_parser
+
+    args = build_parser().parse_args(["warmup", "--skip", "solver", "vector"])
+    assert args.skip == ["solver", "vector"]
+    makefile = (__import__("pathlib").Path(__file__).parents[1] / "Makefile").read_text()
+    # Every setup stamp (a rule that makes $(STAMP_...)) ends with the warmup.
+    stamps = [r for r in makefile.split("\n\n") if r.startswith("$(STAMP_")]
+    assert len(stamps) >= 2
+    for rule in stamps:
+        assert "$(BIN)/solitaire-gym warmup\n\ttouch $@" in rule, rule

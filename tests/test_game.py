@@ -1,9 +1,13 @@
-"""Bad input: a clear error that names the faulty part, and nothing changed."""
+"""The Game API (``solitaire_gym.Game``): game codes and ``Game.new``, move notation and action
+ids, taps, undo, and the order of legal moves. Bad input is refused with the package's own error
+(a :class:`SolitaireError`, a ``ValueError``) whose message names the faulty part and stays short
+whatever the size of the input, and the game is left as it was."""
 
 import copy
 
 import numpy as np
 import pytest
+from refusing import MAX_MESSAGE, refused
 
 from solitaire_gym import (
     Game,
@@ -14,8 +18,13 @@ from solitaire_gym import (
     SolitaireError,
     UndoError,
 )
+from solitaire_gym.errors import SHOWN_CHARS
+from solitaire_gym.solver.batch import parse_deals
+
+SH, DS, TF = "SH1-C4-AAAAAJ2", "DS1-D1N-AAAAAAB", "TF1-D1N-AAAAAAB"
 
 # ---- game codes ----------------------------------------------------------------------------------
+
 # (code, text the message must contain: the faulty part)
 BAD_CODES = [
     ("XX1-D1N-AAAAAAB", "'XX1'"),  # wrong game
@@ -94,7 +103,23 @@ def test_code_any_case_spaces_ignored(text, code):
     assert g.to_dict() == Game.from_code(code).to_dict()
 
 
-# ---- Game.new --------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "text", ["SH1 - C4 - AAAAAJ2", " sh1-c4-aaaaaj2 ", "SH1-C4-AAA AAJ2", "SH1-\tC4-AAAAAJ2\n"]
+)
+def test_from_code_ignores_spaces_as_documented(text):
+    assert "ignored" in Game.from_code.__doc__
+    assert Game.from_code(text).code == SH
+
+
+@pytest.mark.parametrize(
+    "code", ["SH1-C4-AAAAAß", "SH1-C4-AAAAAJ２", "ＳH1-C4-AAAAAJ2", "SH1-C4-AAAAAJ\u0662"]
+)
+def test_codes_are_ascii(code):
+    refused(GameCodeError, Game.from_code, code)
+
+
+# ---- Game.new ------------------------------------------------------------------------------------
+
 BAD_NEW = [
     (dict(game="poker"), "'poker'"),
     (dict(game=""), "''"),
@@ -162,8 +187,7 @@ def test_new_names():
     assert Game.new("solitaire-reflechi", draw=3, deal=1).code == "TF1-D3N-AAAAAAB"
 
 
-# ---- move strings --------------------------------------------------------------------------------
-SH, DS, TF = "SH1-C4-AAAAAJ2", "DS1-D1N-AAAAAAB", "TF1-D1N-AAAAAAB"
+# ---- move strings and action ids -----------------------------------------------------------------
 
 # (code, move, text the message must contain)
 BAD_MOVES = [
@@ -278,7 +302,70 @@ def test_rule_refusals_of_well_formed_moves(code, move, message):
     assert_unchanged(g, before, moves)
 
 
+def test_move_with_5000_digits():
+    g = Game.from_code(SH)
+    before = g.to_dict()
+    for move in ["t" + "1" * 5000 + ">t2", "t1:" + "2" * 5000 + ">t2", "c" + "9" * 5000 + ">f"]:
+        refused(MoveSyntaxError, g.play, move)
+        refused(MoveSyntaxError, g.explain, move)
+        refused(MoveSyntaxError, g.tap, move)
+    assert g.to_dict() == before
+
+
+@pytest.mark.parametrize("move", ["t٣>t5", "t３>t5", "t1>t٥", "t1:２>t2", "ｔ1>t2", "draw\u0301"])
+def test_moves_are_ascii(move):
+    g = Game.from_code(SH)
+    before = g.to_dict()
+    refused(MoveSyntaxError, g.play, move)
+    refused(MoveSyntaxError, g.explain, move)
+    assert g.to_dict() == before
+
+
+@pytest.mark.parametrize("pile", ["t٣", "t３", "c١"])
+def test_taps_are_ascii(pile):
+    refused(MoveSyntaxError, Game.from_code(SH).tap, pile)
+
+
+def test_taps_and_env_notation_refuse_blanks_that_are_not_ascii():
+    """Taps and the envs' "undo" read the notation as moves do (``notation_text``): a blank
+    that is not ASCII is refused, not stripped."""
+    import gymnasium as gym
+
+    g = Game.from_code(SH)
+    assert g.tap(" t1 ") == g.tap("t1")  # ASCII blanks around it are fine
+    for pile in ("\u00a0t1", "t1\u3000", "\x1ct1"):
+        with pytest.raises(MoveSyntaxError):
+            g.tap(pile)
+    env = gym.make("solitaire_gym/SeahavenTowers-v0", undo=True).unwrapped
+    assert env.move_to_action(" undo ") == env.move_to_action("undo")
+    for text in ("\u00a0undo", "undo\u2003"):
+        with pytest.raises(MoveSyntaxError):
+            env.move_to_action(text)
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda big: Game.from_code(SH).play(big),
+        lambda big: Game.from_code(big),
+        lambda big: Game.from_code(SH).tap(big),
+        lambda big: Game.new(big),
+        lambda big: parse_deals(big),
+        lambda big: Game.from_dict({**Game.from_code(SH).to_dict(), "format": big}),
+        lambda big: Game.from_dict({**Game.from_code(SH).to_dict(), big: 1}),
+    ],
+)
+def test_messages_do_not_echo_the_whole_input(call):
+    big = "x" * 1_000_000
+    with pytest.raises(SolitaireError) as e:
+        call(big)
+    assert len(str(e.value)) <= MAX_MESSAGE
+    assert "x" * (SHOWN_CHARS + 1) not in str(e.value)
+
+
 # ---- undo ----------------------------------------------------------------------------------------
+
+
 @pytest.mark.parametrize("code", [SH, DS, TF])
 def test_undo_with_nothing_to_undo(code):
     g = Game.from_code(code)
@@ -340,183 +427,52 @@ def test_app_undo_depths():
         assert g.moves == depth + 5
 
 
-# ---- positions -----------------------------------------------------------------------------------
-def _sh():
-    return Game.from_code(SH).to_dict()
-
-
-def _ds():
-    return Game.from_code(DS).to_dict()
-
-
-def _tf():
-    return Game.from_code(TF).to_dict()
-
-
-def _set(path, value):
-    def f(d):
-        target = d
-        for key in path[:-1]:
-            target = target[key]
-        target[path[-1]] = value
-
-    return f
-
-
-def _move_to_foundation(src_col, card, pile):
-    def f(d):
-        d["tableau"][src_col].remove(card)
-        d["foundations"][pile] = card
-
-    return f
-
-
-BAD_POSITIONS = [
-    # (id, base, change, words the message must contain)
-    ("missing card", _sh, lambda d: d["tableau"][0].pop(), ["6D", "missing"]),
-    ("missing card DS", _ds, lambda d: d["stock"].pop(), ["7C", "missing"]),
-    ("missing cell card", _sh, _set(["cells", 0], None), ["3C", "missing"]),
-    ("duplicated card", _sh, lambda d: d["tableau"][0].append("3C"), ["3C", "duplicated"]),
-    ("duplicated card DS", _ds, lambda d: d["stock"].append("TH"), ["TH", "duplicated", "3"]),
-    ("foundation and column", _sh, _set(["foundations", 0], "AS"), ["AS", "duplicated"]),
-    ("face down SH", _sh, _set(["tableau", 0, 0], "KD*"), ["t1", "KD*", "face down"]),
-    ("face down TF", _tf, _set(["tableau", 1, 0], "9S*"), ["t2", "9S*", "face down"]),
-    ("face down top DS", _ds, _set(["tableau", 1, 1], "9S*"), ["t2", "top card is face down"]),
-    (
-        "face down above face up",
-        _ds,
-        _set(["tableau", 2], ["JS", "5S*", "4H"]),
-        ["t3", "5S*", "above a face-up card"],
-    ),
-    (
-        "face-up cards not in sequence DS",
-        _ds,
-        _set(["tableau", 2], ["JS*", "5S", "4C"]),
-        ["t3", "not in sequence"],
-    ),
-    ("foundation suit", _sh, _move_to_foundation(1, "AH", 0), ["f1", "'AH'"]),
-    (
-        "foundation suit DS",
-        _ds,
-        lambda d: d["stock"].remove("AS") or _set(["foundations", 2], "AS")(d),
-        ["f3", "'AS'"],
-    ),
-    ("9 columns SH", _sh, lambda d: d["tableau"].pop(), ["'tableau'", "10 columns"]),
-    ("10 columns DS", _ds, lambda d: d["tableau"].append([]), ["'tableau'", "9 columns"]),
-    ("8 columns TF", _tf, lambda d: d["tableau"].append([]), ["'tableau'", "7 columns"]),
-    ("column not a list", _tf, _set(["tableau", 0], "7H"), ["t1", "list"]),
-    ("3 foundations", _sh, lambda d: d["foundations"].pop(), ["'foundations'", "4 entries"]),
-    ("4 foundations DS", _ds, _set(["foundations"], [None] * 4), ["'foundations'", "8 entries"]),
-    ("3 cells", _sh, lambda d: d["cells"].pop(), ["'cells'", "4 entries"]),
-    ("unknown field", _sh, _set(["foo"], 1), ["unknown field", "'foo'"]),
-    ("cells in DS", _ds, _set(["cells"], [None] * 4), ["unknown field", "'cells'"]),
-    ("stock in SH", _sh, _set(["stock"], []), ["unknown field", "'stock'"]),
-    ("missing field", _sh, lambda d: d.pop("score"), ["missing field", "'score'"]),
-    ("missing code", _sh, lambda d: d.pop("code"), ["missing field", "'code'"]),
-    ("bad code", _sh, _set(["code"], "SH1-C3-AAAAAJ2"), ["'code'", "'C3'"]),
-    ("bad card text", _sh, _set(["tableau", 0, 0], "1D"), ["t1", "card 1", "'1D'"]),
-    ("card 10D", _sh, _set(["tableau", 0, 2], "10D"), ["t1", "card 3", "'10D'"]),
-    ("card not text", _sh, _set(["tableau", 0, 0], 5), ["t1", "card 1", "5"]),
-    ("bad cell card", _sh, _set(["cells", 0], "3X"), ["c1", "'3X'"]),
-    ("symbol card in stock", _tf, _set(["stock", 0], "Q♠"), ["stock", "card 1", "'Q♠'"]),
-    (
-        "face down in waste",
-        _tf,
-        lambda d: d["waste"].append(d["stock"].pop() + "*"),
-        ["waste", "card 2", "*'"],
-    ),
-    ("bad foundation card", _sh, _set(["foundations", 0], "S"), ["f1", "'S'"]),
-    ("negative score", _sh, _set(["score"], -5), ["'score'", "-5"]),
-    ("negative moves", _sh, _set(["moves"], -1), ["'moves'", "-1"]),
-    ("float score", _sh, _set(["score"], 1.0), ["'score'", "1.0"]),
-    ("bool moves", _sh, _set(["moves"], True), ["'moves'", "True"]),
-    ("format", _sh, _set(["format"], "x"), ["'format'", "'x'"]),
-    ("version", _sh, _set(["version"], 2), ["'version'", "2"]),
-]
-
-
-@pytest.mark.parametrize("case", BAD_POSITIONS, ids=[c[0] for c in BAD_POSITIONS])
-def test_bad_position(case):
-    _, base, change, words = case
-    g = Game.from_code(base()["code"])
-    g.play(sorted(g.legal_moves())[0])
-    source_before = copy.deepcopy(g.to_dict())
-    d = copy.deepcopy(g.to_dict())
-    change(d)
-    given = copy.deepcopy(d)
-    with pytest.raises(PositionError) as err:
-        Game.from_dict(d)
-    for word in words:
-        assert word in str(err.value)
-    assert d == given  # the dict given to from_dict is unchanged
-    assert g.to_dict() == source_before  # and so is the game it came from
-    assert g.moves == 1
-
-
-@pytest.mark.parametrize("value", [None, [1], "SH1-C4-AAAAAJ2", 5])
-def test_position_not_a_dict(value):
-    with pytest.raises(PositionError) as err:
-        Game.from_dict(value)
-    assert type(value).__name__ in str(err.value)
-
-
-def test_vegas_position_may_be_negative():
-    d = Game.from_code("DS1-D1V-AAAAAAB").to_dict()
-    assert Game.from_dict(d).score == -104
-    d["code"] = "DS1-D1N-AAAAAAB"
-    with pytest.raises(PositionError):
-        Game.from_dict(d)
-
-
-@pytest.mark.parametrize(
-    "code", [SH, "SH1-C2-AAAAAJ2", "SH1-C1-AAAAAJ2", DS, "DS1-D3V-AAAAAAB", TF]
-)
-def test_good_position_round_trip(code):
-    g = Game.from_code(code)
-    for move in sorted(g.legal_moves())[:1]:
-        g.play(move)
-    d = g.to_dict()
-    given = copy.deepcopy(d)
-    h = Game.from_dict(d)
-    assert h.to_dict() == given
-    assert d == given
-    assert h.legal_moves() == g.legal_moves()
-
-
-def test_taps_and_env_notation_refuse_blanks_that_are_not_ascii():
-    """Taps and the envs' "undo" read the notation as moves do (``notation_text``): a blank
-    that is not ASCII is refused, not stripped."""
-    import gymnasium as gym
-
+def test_undo_available_is_a_bool():
     g = Game.from_code(SH)
-    assert g.tap(" t1 ") == g.tap("t1")  # ASCII blanks around it are fine
-    for pile in ("\u00a0t1", "t1\u3000", "\x1ct1"):
-        with pytest.raises(MoveSyntaxError):
-            g.tap(pile)
-    env = gym.make("solitaire_gym/SeahavenTowers-v0", undo=True).unwrapped
-    assert env.move_to_action(" undo ") == env.move_to_action("undo")
-    for text in ("\u00a0undo", "undo\u2003"):
-        with pytest.raises(MoveSyntaxError):
-            env.move_to_action(text)
+    assert g.undo_available is False and g.undo_count == 0
+    g.play("t1>t7")
+    assert g.undo_available is True and g.undo_count == 1
 
 
-def test_timedelta_is_not_an_integer():
-    """numpy files timedelta64 under its integers; the package does not take it for one."""
-    import gymnasium as gym
+def test_undo_messages():
+    g = Game.from_code(SH)
+    with pytest.raises(UndoError, match="no move has been made"):
+        g.undo()
+    g.play("t1>t7")
+    g.undo()
+    with pytest.raises(UndoError) as err:
+        g.undo()
+    assert "every move made has been undone" in str(err.value)
+    assert "keeps the last" not in str(err.value)
+    # Only when the history has let go of actions does the message name its depth.
+    small = Game.from_code("TF1-D1N-AAAAAAB", undo_depth=2)
+    for _ in range(3):
+        small.play("draw")
+    small.undo()
+    small.undo()
+    with pytest.raises(UndoError, match="keeps the last 2 actions"):
+        small.undo()
+    restored = Game.from_dict(g.to_dict())
+    with pytest.raises(UndoError, match="no move has been made"):
+        restored.undo()
 
-    from solitaire_gym import Variant
-    from solitaire_gym.engine.batch import int_array
-    from solitaire_gym.errors import ArgumentError
 
-    venv = gym.make_vec("solitaire_gym/SeahavenTowers-v0", num_envs=3)
-    venv.reset(seed=0)
-    with pytest.raises(ArgumentError):
-        venv.step(np.zeros(3, "m8[s]"))
-    with pytest.raises(ArgumentError):
-        int_array(np.array([1, 2], "m8[s]"), "deals")
-    env = gym.make("solitaire_gym/SeahavenTowers-v0")
-    env.reset(seed=0)
-    with pytest.raises(ArgumentError):
-        env.step(np.timedelta64(3))
-    with pytest.raises(GameCodeError):
-        Variant(True)
+# ---- legal moves ---------------------------------------------------------------------------------
+
+
+def test_legal_moves_natural_order():
+    moves = Game.from_code(SH).legal_moves()
+    assert "t10>c" in moves and "t1>c" in moves
+    assert moves.index("t1>c") < moves.index("t2>c") < moves.index("t10>c")
+    key = [
+        tuple(int(p) if p.isdigit() else p for p in __import__("re").split(r"(\d+)", m))
+        for m in moves
+    ]
+    assert key == sorted(key)
+
+
+def test_legal_actions_docstring_and_type():
+    doc = Game.legal_actions.__doc__
+    assert doc and "action ids" in doc
+    acts = Game.from_code(SH).legal_actions()
+    assert acts.dtype == np.int32 and list(acts) == sorted(acts)
