@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
+from refusing import MAX_MESSAGE
 
 from solitaire_gym.errors import SolitaireError
 
@@ -29,7 +30,6 @@ settings.register_profile(
     database=None,
 )
 FUZZ = settings(settings.get_profile("fuzz"))
-MAX_MESSAGE = 400  # characters of a refusal's message, whatever the size of the input
 
 # ---- strategies ----------------------------------------------------------------------------------
 NOTATION = "tTwWcCfF0123456789:>-drawecyl *٣３²ßİ\u0301\x00\n"

@@ -1,5 +1,6 @@
-"""The check every refusal of bad input passes (``test_game.py``, ``test_env_input.py`` …):
-the error named, with a message that stays short whatever the size of the input."""
+"""The check every refusal of bad input passes (``test_game.py``, ``test_file_formats.py``, the
+fuzz suite …): the error named, with a message that stays short whatever the size of the
+input."""
 
 import pytest
 
@@ -10,7 +11,7 @@ def refused(error, f, *args, **kwargs) -> str:
     """``f(*args, **kwargs)`` raises ``error`` with a short message; returns the message."""
     with pytest.raises(error) as e:
         f(*args, **kwargs)
-    assert len(str(e.value)) <= MAX_MESSAGE
+    assert len(str(e.value)) <= MAX_MESSAGE, str(e.value)[:1000]
     return str(e.value)
 
 

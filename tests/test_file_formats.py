@@ -16,25 +16,17 @@ import pytest
 import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from refusing import MAX_MESSAGE, refused
 from scripts import experiment
 
 from agents.config import MAX_NET_WEIGHTS, ConfigError, load_config
 from agents.imitation import load_imitation_config
 from solitaire_gym.files import FileFormatError, atomic_path, strict_json, write_atomic
 
-MAX_MESSAGE = 400  # what a refusal may print, whatever the size of the input
 ROOT = Path(__file__).resolve().parents[1]
 TRAIN = ROOT / "configs" / "demo_seahaven_c4.yaml"
 IMITATE = ROOT / "configs" / "demo_imitate_seahaven_c4.yaml"
 LOADERS = [load_config, load_imitation_config]
-
-
-def refused(error, f, *args, **kwargs) -> str:
-    """``f(*args, **kwargs)`` raises ``error`` with a short message; returns the message."""
-    with pytest.raises(error) as e:
-        f(*args, **kwargs)
-    assert len(str(e.value)) <= MAX_MESSAGE, str(e.value)[:1000]
-    return str(e.value)
 
 
 def in_time(f, seconds: float = 5.0):
