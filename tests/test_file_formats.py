@@ -1,4 +1,4 @@
-"""Issue 41: files from elsewhere (results folders, configs, checkpoints, shards, traces) cannot
+"""Files from elsewhere (results folders, configs, checkpoints, shards, traces) cannot
 delete, hang, exhaust memory or inject. One regression test (or a few) per finding, numbered as
 in the issue; the package's own error naming the file, a short message, nothing written outside
 the output folder, no old output lost."""

@@ -18,7 +18,7 @@ play perfectly).
 header first like a policy checkpoint (``agents/policy.py``: no unpickling, every array's shape
 and type checked against the architecture before it is read). The record holds ``check``: the
 network's outputs on the first positions of evaluation deals 0 … 19, which
-``tests/test_committed_checkpoints.py`` recomputes.
+``tests/test_value.py`` recomputes.
 
 **In the search**: :class:`~agents.search.rollouts.RolloutSearch` with ``value`` scores a rollout
 that did not win by the network's output at its last position (0 when stuck) instead of half the
