@@ -4,7 +4,7 @@ A run (``experiments/imitate.py CONFIG``) goes:
 
 1. **round 0**: the teacher plays ``teacher.deals`` training deals; its labelled positions are
    the first data set (``agents/teacher.py``, ``agents/dataset.py``);
-2. a network (``agents/policy.py``) is trained on all data so far with a masked cross-entropy:
+2. a network (``agents/networks/``) is trained on all data so far with a masked cross-entropy:
    the scores of illegal actions are set to −inf, and the loss is the negative log-probability
    of the teacher's label among the legal actions. Positions whose label is not proven safe (the
    teacher found no move the solver shows winnable) weigh ``train.unsafe_weight``;
@@ -319,7 +319,7 @@ def fit(
 
 RULES_TRIED = (("veto", 0.3), ("veto", 0.5), ("veto", 0.7),
                ("factored", 0.3), ("factored", 0.5), ("factored", 0.7))  # fmt: skip
-"""The play rules (:data:`agents.policy.PLAY_RULES`) a factored network is validated with,
+"""The play rules (:data:`agents.checkpoint.PLAY_RULES`) a factored network is validated with,
 beside ``"policy"``: the best on the validation deals is the one its checkpoint records."""
 
 

@@ -7,7 +7,7 @@ depend on exactly that: the greedy order it follows (``agents/greedy.py``) puts 
 played least often from a position first. Trained on the same teacher games, networks with this
 memory won far more validation deals than without (``experiments/results/README.md``). A
 network built with ``memory: true``
-(``agents/policy.py``) gets, for each legal action, how often this game has played it from this
+(``agents/networks/cards.py``) gets, for each legal action, how often this game has played it from this
 exact observation before (0, 1, 2, or 3 and more: :data:`LEVELS`). With ``memory_mode:
 relative`` it also gets how many times more than the least-played legal action there (0 … 3 and
 more): greedy, and hence the teacher, plays the least-played moves first however often the game

@@ -1,4 +1,4 @@
-"""``.npz`` files read header first: the one reader of policy checkpoints (:mod:`agents.policy`)
+"""``.npz`` files read header first: the one reader of policy checkpoints (:mod:`agents.checkpoint`)
 and teacher-data shards (:mod:`agents.dataset`).
 
 An ``.npz`` is a zip of ``.npy`` arrays. ``numpy.load`` allocates what an array's header

@@ -1,5 +1,5 @@
-"""The ``cards`` network (:mod:`agents.policy`) as a stable-baselines3 policy, so MaskablePPO can
-fine-tune a cloned network.
+"""The ``cards`` network (:mod:`agents.networks.cards`) as a stable-baselines3 policy, so
+MaskablePPO can fine-tune a cloned network.
 
 ::
 
@@ -262,7 +262,7 @@ class CardsPolicy(MaskableActorCriticPolicy):
 
 def export_policy(model, path: str | os.PathLike[str], meta: dict[str, Any]) -> None:
     """Write the network of a MaskablePPO ``model`` with :class:`CardsPolicy` to ``path`` as a
-    policy checkpoint (``meta`` as for :func:`agents.policy.save_policy`; game, options and
+    policy checkpoint (``meta`` as for :func:`agents.checkpoint.save_policy`; game, options and
     architecture are filled in from the policy)."""
     pol = model.policy
     if not isinstance(pol, CardsPolicy):

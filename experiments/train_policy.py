@@ -47,7 +47,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--hidden", type=int, default=96)
     ap.add_argument("--layers", type=int, default=1,
                     help="mlp: hidden layers; cards: layers of the action MLP (default 1)")  # fmt: skip
-    ap.add_argument("--heads", default="policy", help="policy or factored (agents/policy.py)")
+    ap.add_argument("--heads", default="policy", help="policy or factored (agents/networks/)")
     ap.add_argument(
         "--lookup",
         action="store_true",

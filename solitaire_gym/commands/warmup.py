@@ -62,7 +62,7 @@ def _game() -> None:
     k.play("draw")
     k.undo()
     # kernels that Python code calls directly, not only from other kernels: a position with a
-    # card on a foundation (to_dict names it), and a card's rank and suit (agents.policy)
+    # card on a foundation (to_dict names it), and a card's rank and suit (agents.networks)
     k = Game.from_code("SH1-C4-AAAAAAF")  # a deal with a card for a foundation at once
     k.play(next(m for m in k.legal_moves() if m.endswith(">f")))
     k.to_dict()
