@@ -32,6 +32,11 @@ def main(argv: list[str] | None = None) -> str:
     ap.add_argument("--samples", type=int, default=rollouts.DEFAULT_SAMPLES)
     ap.add_argument("--candidates", type=int, default=rollouts.MAX_CANDIDATES)
     ap.add_argument("--noise", type=float, default=rollouts.NOISE)
+    ap.add_argument(
+        "--no-hindsight",
+        action="store_true",
+        help="further waves with hidden cards deal new sampled deals (mean value)",
+    )
     ap.add_argument("--first", type=int, default=2000, help="first evaluation deal")
     ap.add_argument("--deals", type=int, default=100, help="how many deals")
     args = ap.parse_args(argv)
@@ -41,7 +46,7 @@ def main(argv: list[str] | None = None) -> str:
     try:
         agent = rollouts.RolloutSearch(
             game, options, nodes=args.nodes, level=args.level, samples=args.samples,
-            candidates=args.candidates, noise=args.noise,
+            candidates=args.candidates, noise=args.noise, hindsight=not args.no_hindsight,
         )  # fmt: skip
     except ValueError as e:
         ap.error(str(e))
@@ -53,7 +58,7 @@ def main(argv: list[str] | None = None) -> str:
     lo, hi = wilson_interval(won, len(results))
     line = (
         f"{args.variant} nodes={args.nodes} level={args.level} samples={args.samples} "
-        f"candidates={args.candidates} noise={args.noise:g} deals {deals.start}-{deals.stop - 1}: "
+        f"candidates={args.candidates} noise={args.noise:g} hindsight={not args.no_hindsight} deals {deals.start}-{deals.stop - 1}: "
         f"{won}/{len(results)} = {won / len(results):.1%} ({lo:.1%}-{hi:.1%}), "
         f"{cpu / len(results):.2f} CPU s per game, "
         f"{agent.nodes_spent / max(agent.decisions, 1):.0f} nodes per move"

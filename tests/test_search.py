@@ -273,8 +273,23 @@ def test_search_settings_are_checked():
     for bad in (-1.0, float("nan"), 1e9, "25", True):
         with pytest.raises(ArgumentError, match="noise"):
             RolloutSearch(game, options, noise=bad)
+    for bad in (1, "yes", None):
+        with pytest.raises(ArgumentError, match="hindsight"):
+            RolloutSearch(game, options, hindsight=bad)
     agent = RolloutSearch(game, options, candidates=np.int64(3), noise=np.float32(5))
-    assert (agent.candidates, agent.noise) == (3, 5.0)
+    assert (agent.candidates, agent.noise, agent.hindsight) == (3, 5.0, True)
+
+
+def test_search_without_hindsight_is_deterministic_and_within_budget():
+    """``hindsight=False``: further waves deal new sampled deals; the same games twice."""
+    game, options = VARIANTS["TF1-D1N"]
+    runs = []
+    for _ in range(2):
+        agent = RolloutSearch(game, options, nodes=64, hindsight=False)
+        results = play_deals(agent, game, options, [4, 5], max_episode_steps=40)
+        assert 0 < agent.nodes_spent <= 64 * agent.decisions
+        runs.append([r.to_dict() for r in results])
+    assert runs[0] == runs[1]
 
 
 def test_search_sweep_plays_and_refuses_bad_settings(capsys):

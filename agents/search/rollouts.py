@@ -24,7 +24,9 @@ is won or stuck).
 **Waves.** The nodes the first wave leaves unspent (rollouts that ended stuck or won early) pay
 for further waves: every copy rolled out again, by the noisy player, on the same sampled deals,
 with rollouts as long as what is left affords (at least ``MIN_WAVE`` moves). A game that hides
-nothing stops at its first won copy.
+nothing stops at its first won copy. With ``hindsight=False``, the further waves of a game with
+hidden cards deal new sampled deals instead, rolled out by greedy, and a candidate is worth the
+mean over all its copies.
 
 **Level 2**: the rollouts are played by level-1 searches on the copy (no new determinization:
 the copy's cards are a sample already; no noise, no waves), each with ``n₁ = ⌊√(P − 1)⌋``
@@ -122,13 +124,15 @@ class RolloutSearch(EngineSearch):
     random choices from ``seed``; ``value`` (a :class:`~agents.search.value.ValueFunction`, or
     None) values the rollouts that end unwon by the network instead of the cards home;
     ``candidates`` caps the candidates of a decision and ``noise`` scales the noisy rollouts'
-    Gumbel noise (:data:`MAX_CANDIDATES`, :data:`NOISE`).
+    Gumbel noise (:data:`MAX_CANDIDATES`, :data:`NOISE`); ``hindsight=False`` makes the further
+    waves of a game with hidden cards deal new sampled deals, rolled out by greedy, and values a
+    candidate by the mean over all its copies instead (module docstring, **Waves**).
     ``nodes_spent`` and ``decisions`` count the search's work (since the agent was made)."""
 
     def __init__(self, game: str, options: dict | None = None, *, nodes: int = DEFAULT_NODES,
                  level: int = 1, samples: int = DEFAULT_SAMPLES, seed: int = 0,
                  value=None, name: str | None = None, candidates: int = MAX_CANDIDATES,
-                 noise: float = NOISE) -> None:  # fmt: skip
+                 noise: float = NOISE, hindsight: bool = True) -> None:  # fmt: skip
         self.nodes = _check("nodes", nodes, 1, MAX_NODES)
         self.level = _check("level", level, 1, MAX_LEVEL)
         self.samples = _check("samples", samples, 1, 256)
@@ -141,6 +145,9 @@ class RolloutSearch(EngineSearch):
         ):
             raise ArgumentError(f"noise must be a number in 0 … 1000, not {shown(noise)}")
         self.noise = float(noise)
+        if not isinstance(hindsight, (bool, np.bool_)):
+            raise ArgumentError(f"hindsight must be True or False, not {shown(hindsight)}")
+        self.hindsight = bool(hindsight)
         if value is not None and not callable(value):
             raise ArgumentError(
                 f"value must be a value network (callable) or None, not {shown(value)}"
@@ -330,7 +337,12 @@ class RolloutSearch(EngineSearch):
             t = tally[i]
             # a game that hides nothing can replay its best copy (its line): the best counts;
             # elsewhere a copy is one sampled deal: the mean counts
-            v = t.best if rngs is not None and hidden[i] == 0 else t.sample.mean(axis=1)
+            if rngs is not None and hidden[i] == 0:
+                v = t.best
+            elif self.hindsight or rngs is None:
+                v = t.sample.mean(axis=1)
+            else:
+                v = t.total / t.count
             best = int(np.argmax(v))
             out[i] = orders[i][best]
             if won is not None:
@@ -367,14 +379,14 @@ class RolloutSearch(EngineSearch):
                 t = tally[i]
                 if hidden[i] > 0:
                     # the same k deals in every wave: sample kk of wave 0 is dealt from seed kk
-                    if t.seeds is None:
+                    if t.seeds is None or not self.hindsight:  # without hindsight: new deals
                         t.seeds = rngs[i].integers(1 << 62, size=k)
                     for kk in range(k):
                         rng = np.random.default_rng(int(t.seeds[kk]))
                         redeal_unseen(core.state, [start + kk], rng)  # candidate 0's copies
                     dst.append(np.arange(start + k, start + c * k))
                     src_rows.append(np.tile(np.arange(start, start + k), c - 1))
-                if wave > 0 or (hidden[i] == 0 and k > 1):
+                if (wave > 0 and (hidden[i] == 0 or self.hindsight)) or (hidden[i] == 0 and k > 1):
                     kk = np.tile(np.arange(k), c)
                     noisy[start : start + c * k] = (kk > 0) | (wave > 0)
                     base = np.uint64(rngs[i].integers(1 << 62))
@@ -431,6 +443,8 @@ class RolloutSearch(EngineSearch):
             left[i] -= int((1 + steps[sl] * (1 + inner[sl])).sum())
             per = value[sl].reshape(c, k)
             t = tally[i]
+            t.total += per.sum(axis=1)
+            t.count += k
             if t.sample is None:
                 t.sample = per.copy()
             else:
@@ -447,10 +461,12 @@ class _Tally:
     """What the waves found for one game's ``c`` candidates: the best value on each copy, the
     best value of all and the line of the copy that reached it, and whether a copy was won."""
 
-    __slots__ = ("best", "line", "sample", "seeds", "won")
+    __slots__ = ("best", "count", "line", "sample", "seeds", "total", "won")
 
     def __init__(self, c: int) -> None:
         self.sample: np.ndarray | None = None  # (c, k): the best value on each sampled deal
+        self.total = np.zeros(c)  # the sum of every copy's value, and how many copies
+        self.count = 0
         self.seeds: np.ndarray | None = None  # the sampled deals' seeds
         self.best = np.full(c, -np.inf)
         self.line: list[list[int] | None] = [None] * c
