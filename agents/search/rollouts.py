@@ -313,8 +313,7 @@ class RolloutSearch(EngineSearch):
         early) pay for further waves of noisy rollouts on the same copies, while they can
         afford rollouts of ``MIN_WAVE`` moves; a game that hides nothing stops at its first
         win."""
-        c_of = {i: plans[i][0] for i in group}
-        tally = {i: _Tally(c_of[i]) for i in group}
+        tally = {i: _Tally(plans[i][0]) for i in group}
         left = dict.fromkeys(group, nodes)
         wave = 0
         todo = list(group)
@@ -327,7 +326,8 @@ class RolloutSearch(EngineSearch):
                     now[i] = (c, k, min(depth, afford) if wave else depth, inner)
             if not now:
                 break
-            self._wave(src, rows, now, orders, level, rngs, hidden, visited, wave, tally, left)
+            self._wave(src, rows, now, orders, level, rngs, hidden, visited, wave, tally, left,
+                       lines is not None)  # fmt: skip
             wave += 1
             todo = [
                 i for i in now
@@ -351,10 +351,11 @@ class RolloutSearch(EngineSearch):
                 lines[1][i] = _Line(t.line[best], float(t.best[best]))
 
     def _wave(self, src, rows, now, orders, level, rngs, hidden, visited, wave, tally,
-              left) -> None:  # fmt: skip
+              left, record) -> None:  # fmt: skip
         """One wave of rollouts: for each game ``i`` of ``now`` (its (candidates, copies,
         moves, inner nodes)), ``copies`` rollouts after each candidate, added to ``tally[i]``;
-        ``left[i]`` pays for them."""
+        ``left[i]`` pays for them. The moves of the best copies are kept only when ``record``
+        (the root, which keeps lines); an inner search's waves keep their values alone."""
         group = list(now)
         game_of, first = [], []
         for i in group:
@@ -407,7 +408,7 @@ class RolloutSearch(EngineSearch):
         playing = ~core.won & (core.counts > 0) & (steps < depth)
         starts = np.ones(n, bool)
         act = np.empty(n, np.int64)
-        trail = np.zeros((n, int(depth.max(initial=0))), np.int32)
+        trail = np.zeros((n, int(depth.max(initial=0))), np.int32) if record else None
         while playing.any():
             act[:] = kernels.ROW_SKIP
             if level <= 1:
@@ -426,7 +427,8 @@ class RolloutSearch(EngineSearch):
                                              None)  # fmt: skip
             starts[:] = False
             spent += int(playing.sum())
-            trail[playing, steps[playing]] = act[playing]
+            if trail is not None:
+                trail[playing, steps[playing]] = act[playing]
             core.step(act)
             steps[playing] += 1
             playing &= ~core.won & (core.counts > 0) & (steps < depth)
@@ -453,7 +455,8 @@ class RolloutSearch(EngineSearch):
             for j in np.flatnonzero(per.max(axis=1) > t.best):
                 r = start + j * k + int(np.argmax(per[j]))
                 t.best[j] = value[r]
-                t.line[j] = [int(orders[i][j]), *trail[r, : steps[r]].tolist()]
+                if trail is not None:
+                    t.line[j] = [int(orders[i][j]), *trail[r, : steps[r]].tolist()]
             start += c * k
 
 
