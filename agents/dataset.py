@@ -21,7 +21,9 @@ array               dtype, shape     meaning
 Observations hold a few dozen distinct values (multiples of 1/32, 1/13, 1/N, 1/10), so the
 codebook encoding is exact and takes a byte per value instead of four; the file is compressed
 besides (most values are 0). :func:`load_shards` gives back float32 observations equal to the
-env's, bit for bit.
+env's, bit for bit. Loading one shard takes at most :data:`MAX_SHARD_MEMORY` (96 MiB), whatever
+the size of its file: checked from its headers before any data is read, and kept by the writers
+(:func:`split_episodes`).
 """
 
 from __future__ import annotations
