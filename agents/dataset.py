@@ -21,7 +21,9 @@ array               dtype, shape     meaning
 Observations hold a few dozen distinct values (multiples of 1/32, 1/13, 1/N, 1/10), so the
 codebook encoding is exact and takes a byte per value instead of four; the file is compressed
 besides (most values are 0). :func:`load_shards` gives back float32 observations equal to the
-env's, bit for bit.
+env's, bit for bit. Loading one shard takes at most :data:`MAX_SHARD_MEMORY` (96 MiB), whatever
+the size of its file: checked from its headers before any data is read, and kept by the writers
+(:func:`split_episodes`).
 """
 
 from __future__ import annotations
@@ -64,7 +66,10 @@ class ShardError(ValueError):
 def write_shard(
     path: str | os.PathLike[str] | Any, episodes: Sequence[Episode], meta: dict
 ) -> None:
-    """Write ``episodes`` (at least one position in all) to ``path`` atomically."""
+    """Write ``episodes`` (at least one position in all) to ``path`` atomically. Refuses
+    (``ValueError``) a shard that loading would take more than :data:`MAX_SHARD_MEMORY` for,
+    which :func:`load_shards` would refuse: :func:`split_episodes` cuts games into shards under
+    it."""
     obs = np.concatenate([e.obs for e in episodes])
     codebook = np.unique(obs)
     if codebook.size > 256:
@@ -82,14 +87,58 @@ def write_shard(
         ).astype(np.int64),
         "deals": np.array([e.deal for e in episodes], np.int64),
         "won": np.array([e.won for e in episodes], bool),
-        "meta": np.frombuffer(
-            json.dumps(
-                {**meta, "n_actions": int(masks.shape[1]), "obs_dim": int(obs.shape[1])}
-            ).encode("ascii"),
-            np.uint8,
-        ),
+        "meta": _meta_array(meta, masks.shape[1], obs.shape[1]),
     }
+    need = shard_load_bytes(
+        sum(a.nbytes for a in data.values()), len(obs), len(episodes), obs.shape[1], masks.shape[1]
+    )
+    if need > MAX_SHARD_MEMORY:
+        raise ValueError(
+            f"{len(episodes)} games of {len(obs)} positions would take {need} bytes to load, "
+            f"more than a shard may ({MAX_SHARD_MEMORY}): write them as several "
+            "(split_episodes)"
+        )
     save_npz(path, data)
+
+
+def _meta_array(meta: dict, n_actions: int, obs_dim: int) -> np.ndarray:
+    """The ``meta`` array of a shard: ``meta`` and the sizes, as ASCII JSON."""
+    record = {**meta, "n_actions": int(n_actions), "obs_dim": int(obs_dim)}
+    return np.frombuffer(json.dumps(record).encode("ascii"), np.uint8)
+
+
+def split_episodes(episodes: Sequence[Episode], meta: dict) -> list[list[Episode]]:
+    """``episodes`` cut, in their order, into as few runs of whole games as each make a shard
+    (:func:`write_shard` with ``meta``) that loading takes at most :data:`MAX_SHARD_MEMORY` for;
+    one run when they all fit. ``ValueError`` if one game alone does not fit (a game of the
+    package's variants takes at most a fifth of it: 2,000 positions of Double Solitaire)."""
+    if not episodes:
+        return []
+    n_act, dim = episodes[0].masks.shape[1], episodes[0].obs.shape[1]
+    widths = {"obs": dim, "masks": (n_act + 7) // 8}
+    per_row = sum(np.dtype(kind).itemsize * widths.get(k, 1)
+                  for k, (kind, per) in _SHARD_ARRAYS.items() if per == "T")  # fmt: skip
+    per_deal = sum(np.dtype(kind).itemsize for kind, per in _SHARD_ARRAYS.values() if per == "E")
+    fixed = 256 * np.dtype(_SHARD_ARRAYS["codebook"][0]).itemsize
+    fixed += _meta_array(meta, n_act, dim).nbytes
+
+    def most_bytes(rows: int, deals: int) -> int:  # a full codebook: at least what it takes
+        return shard_load_bytes(fixed + rows * per_row + deals * per_deal, rows, deals, dim, n_act)
+
+    runs: list[list[Episode]] = [[]]
+    rows = 0
+    for e in episodes:
+        if most_bytes(len(e.labels), 1) > MAX_SHARD_MEMORY:
+            raise ValueError(
+                f"deal {e.deal}: a game of {len(e.labels)} positions takes more than a shard "
+                f"may ({MAX_SHARD_MEMORY} bytes to load)"
+            )
+        if runs[-1] and most_bytes(rows + len(e.labels), len(runs[-1]) + 1) > MAX_SHARD_MEMORY:
+            runs.append([])
+            rows = 0
+        runs[-1].append(e)
+        rows += len(e.labels)
+    return runs
 
 
 def save_npz(path: str | os.PathLike[str] | Any, arrays: dict[str, np.ndarray]) -> None:
@@ -117,26 +166,24 @@ _SHARD_ARRAYS = {  # name: (dtype kind and size, per row (T) or per deal (E)), a
     "won": ("b1", "E"),
     "meta": ("u1", None),
 }
-MAX_SHARD_ROWS = 1 << 22
-"""Most positions one shard may hold (``write_shard`` writes 25 deals' worth: thousands)."""
-MAX_SHARD_BYTES = 1 << 30
-"""Most bytes the arrays of one shard may declare in all; checked from their headers, before
-any array is read."""
-SHARD_MEMORY_PER_BYTE = 512
-"""Most bytes loading a shard may take (:func:`shard_load_bytes`) per byte of its file, beyond
-:data:`SHARD_MEMORY_FLOOR`: a shard is compressed, and this bounds what a small file can make
-:func:`load_shards` allocate. Genuine shards take a few hundred times their file size
-(SECURITY.md gives the measured ratios)."""
-SHARD_MEMORY_FLOOR = 32 << 20
-"""Bytes loading any shard may take, whatever its file size (small shards compress best)."""
+MAX_SHARD_MEMORY = 96 << 20
+"""Most bytes loading one shard may take (:func:`shard_load_bytes`), whatever its file size:
+computed from its headers and refused before any of its data is read. A shard is compressed
+(its positions repeat, most values are 0), so its file says nothing of what it decodes to;
+:func:`write_shard` writes no shard over it, and :func:`split_episodes` cuts a chunk of games
+into shards under it (about 11,000 positions of Double Solitaire, 17,500 of Seahaven Towers,
+25,600 of Solitaire Réfléchi). It bounds the positions and stored bytes of a shard too."""
 
 
 def shard_load_bytes(stored: int, rows: int, deals: int, obs_dim: int, n_actions: int) -> int:
-    """The bytes :func:`load_shards` holds for one shard of ``rows`` positions and ``deals``
-    deals whose arrays declare ``stored`` bytes: those arrays, and what they are decoded to
-    (float32 observations, a bool per action of each mask, int64 labels, played and previous
-    actions, the deal and safety of each position, each deal and whether it was won)."""
-    return stored + rows * (4 * obs_dim + n_actions + 8 + 8 + 8 + 8 + 1) + deals * (8 + 1)
+    """The most bytes :func:`load_shards` holds at once for one shard of ``rows`` positions and
+    ``deals`` deals whose arrays declare ``stored`` bytes: those arrays, and what they are
+    decoded to (float32 observations, a bool per action of each mask, int64 labels, played and
+    previous actions, the deal and safety of each position), and per deal its number and
+    whether it was won, and the sorted deals and search that find a deal held twice. Measured
+    with ``tracemalloc``, loading one shard peaks at 55 to 99.7% of it, depending on its shape
+    (``tests/test_file_formats.py``)."""
+    return stored + rows * (4 * obs_dim + n_actions + 8 + 8 + 8 + 8 + 1) + deals * 24
 
 
 def _meta_of(raw: np.ndarray, path) -> dict[str, Any]:
@@ -177,8 +224,7 @@ def read_meta(path: str | os.PathLike[str]) -> dict[str, Any]:
 def _read_shard(path, meta: dict[str, Any]) -> dict[str, np.ndarray]:
     """Every array of the shard at ``path``, checked against :data:`_SHARD_ARRAYS` and ``meta``:
     first from the headers alone (dtypes, matching row counts, the observation and mask widths,
-    at most :data:`MAX_SHARD_ROWS` rows and :data:`MAX_SHARD_BYTES` in all, and loading it taking
-    at most :data:`SHARD_MEMORY_PER_BYTE` times its file size or :data:`SHARD_MEMORY_FLOOR`),
+    at most 256 codebook values, and loading it taking at most :data:`MAX_SHARD_MEMORY`),
     then the data (observation indices inside the codebook, labels and played actions inside the
     action space, a finite codebook); :class:`ShardError` otherwise."""
     n_act, dim = meta["n_actions"], meta["obs_dim"]
@@ -201,22 +247,14 @@ def _read_shard(path, meta: dict[str, Any]) -> dict[str, np.ndarray]:
                 raise ShardError(
                     f"{path}: observations or masks do not have the widths its metadata says"
                 )
-        if heads["codebook"][0][0] > 256 or rows["T"][0] > MAX_SHARD_ROWS:
-            raise ShardError(f"{path}: more than {MAX_SHARD_ROWS} positions or 256 codebook "
-                             "values")  # fmt: skip
+        if heads["codebook"][0][0] > 256:
+            raise ShardError(f"{path}: more than 256 codebook values")
         sizes = {k: math.prod(shape) * dtype.itemsize for k, (shape, dtype) in heads.items()}
-        if sum(sizes.values()) > MAX_SHARD_BYTES:
-            raise ShardError(
-                f"{path}: its arrays declare {sum(sizes.values())} bytes; a shard holds at most "
-                f"{MAX_SHARD_BYTES}"
-            )
         need = shard_load_bytes(sum(sizes.values()), rows["T"][0], rows["E"][0], dim, n_act)
-        most = max(SHARD_MEMORY_FLOOR, SHARD_MEMORY_PER_BYTE * z.size)
-        if need > most:
+        if need > MAX_SHARD_MEMORY:
             raise ShardError(
-                f"{path}: its arrays declare {need} bytes once loaded; a shard of {z.size} bytes "
-                f"may take at most {most} ({SHARD_MEMORY_PER_BYTE} per byte of the file, at "
-                f"least {SHARD_MEMORY_FLOOR})"
+                f"{path}: loading it would take {need} bytes (its headers say {rows['T'][0]} "
+                f"positions); a shard may take at most {MAX_SHARD_MEMORY}, whatever its file size"
             )
         a = {k: z.read(k, sizes[k]) for k in heads}
     if not np.isfinite(a["codebook"]).all():
@@ -249,6 +287,29 @@ def previous_actions(episode: np.ndarray, played: np.ndarray, n_actions: int) ->
     return prev
 
 
+def _new_deals(
+    seen: np.ndarray, deals: np.ndarray, paths: list, held: list[np.ndarray]
+) -> np.ndarray:
+    """``seen`` (sorted) with ``deals``, those of the shard ``paths[-1]``; :class:`ShardError`
+    naming the shards when one of them is there already (``held``: each shard's deals). In
+    numpy, a few bytes a deal, which :func:`shard_load_bytes` counts."""
+    if len(seen):
+        at = np.searchsorted(seen, deals)
+        np.minimum(at, len(seen) - 1, out=at)
+        again = np.flatnonzero(seen[at] == deals)
+        del at
+        if again.size:
+            d = deals[again[0]]
+            first = next(q for q, h in zip(paths, held, strict=False) if (h == d).any())
+            raise ShardError(f"{first} and {paths[-1]} both hold training deal {d}")
+    both = np.concatenate([seen, deals])
+    both.sort()
+    twice = np.flatnonzero(both[1:] == both[:-1])
+    if twice.size:
+        raise ShardError(f"{paths[-1]} holds training deal {both[twice[0]]} twice")
+    return both
+
+
 def load_shards(
     paths: Sequence[str | os.PathLike[str]], *, variant: str | None = None
 ) -> dict[str, np.ndarray]:
@@ -260,7 +321,8 @@ def load_shards(
     two chunkings): its games would count twice."""
     parts: dict[str, list[np.ndarray]] = {}
     n_act = None
-    holder: dict[int, str] = {}
+    loaded: list[str | os.PathLike[str]] = []
+    seen = np.empty(0, np.int64)  # the deals of the shards loaded so far, sorted
     for p in paths:
         meta = read_meta(p)
         if variant is not None and meta.get("variant") != variant:
@@ -275,22 +337,21 @@ def load_shards(
         parts.setdefault("masks", []).append(masks)
         for k in ("labels", "safe", "played", "episode", "deals", "won"):
             parts.setdefault(k, []).append(z[k])
-        for d in z["deals"].tolist():
-            if d in holder:
-                raise ShardError(f"{holder[d]} and {p} both hold training deal {d}")
-            holder[d] = str(p)
+        loaded.append(p)
+        seen = _new_deals(seen, z["deals"], loaded, parts["deals"])
         del z  # the shard as stored: its arrays are decoded or held in parts
     if not parts:
         raise ShardError("no shards to load")
+    del seen
     # one shard's decoded arrays are new (writable) already: only a read-only one is copied
     out = {
         k: v[0] if len(v) == 1 and v[0].flags.writeable else np.concatenate(v)
         for k, v in parts.items()
     }
+    del parts  # the arrays as read, copied into out: shard_load_bytes counts them once
     out["labels"] = out["labels"].astype(np.int64)
     out["played"] = out["played"].astype(np.int64)
     out["prev"] = previous_actions(out["episode"], out["played"], n_act)
-    rows = np.arange(len(out["labels"]))
-    if not out["masks"][rows, out["labels"]].all():
+    if not np.take_along_axis(out["masks"], out["labels"][:, None], 1).all():
         raise ShardError("a label is not a legal action of its position")
     return out

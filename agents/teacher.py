@@ -53,7 +53,7 @@ from pathlib import Path
 import numpy as np
 
 from agents.base import Agent
-from agents.dataset import Episode, game_starts, read_meta, write_shard
+from agents.dataset import Episode, game_starts, read_meta, split_episodes, write_shard
 from agents.greedy import GreedyAgent
 from solitaire_gym.engine.threads import SHARED_CORE_THREADS, set_torch_threads
 from solitaire_gym.envs.core import DEFAULT_MAX_EPISODE_STEPS, EnvCore, EnvOptions
@@ -314,16 +314,40 @@ def teach_deal(
 
 
 def chunk_name(lo: int, hi: int) -> str:
-    """The shard file of training deals ``lo … hi-1`` (offsets into the training split)."""
+    """The shard file of training deals ``lo … hi-1`` (offsets into the training split). A chunk
+    whose shard would take more memory to load than a shard may
+    (:data:`agents.dataset.MAX_SHARD_MEMORY`) is written as several (:func:`chunk_names`); this
+    one is always written last, so that it exists only once its chunk is complete."""
     return f"deals-{lo:09d}-{hi:09d}.npz"
+
+
+def chunk_names(lo: int, hi: int, parts: int) -> list[str]:
+    """The ``parts`` shard files of training deals ``lo … hi-1``, in the order of their deals
+    and of writing: ``deals-<lo>-<hi>-part001.npz`` … for all but the last, then
+    :func:`chunk_name` (so they sort in that order, and ``*.npz`` finds them all)."""
+    stem = chunk_name(lo, hi).removesuffix(".npz")
+    return [f"{stem}-part{k:03d}.npz" for k in range(1, parts)] + [chunk_name(lo, hi)]
+
+
+def _stale_parts(out: Path, names: list[str]) -> list[Path]:
+    """The part files in ``out`` of the chunk whose files are ``names`` (:func:`chunk_names`)
+    that are not among them: left by an interrupted try that cut the chunk otherwise. They hold
+    some of its deals again, so they go before the chunk's last file is written."""
+    stem = names[-1].removesuffix(".npz")
+    return [
+        p
+        for p in out.glob(f"{stem}-part*.npz")
+        if p.name not in names and p.name[len(stem) + 5 : -4].isdigit()
+    ]
 
 
 def teach_chunk(task: dict) -> dict:
     """Play and label training deals ``task["lo"] … task["hi"]-1`` (offsets into the training
-    split) of ``task["variant"]`` and write their shard to ``task["out"]``. With
-    ``task["student"]`` (a policy checkpoint path) the student plays (DAgger). Returns a summary
-    (deals, positions, wins, solver calls, seconds). The unit of work of :func:`make_shards`, and
-    of any other scheduler (a process pool, a Ray task): it needs nothing but its ``task``."""
+    split) of ``task["variant"]`` and write their shards to ``task["out"]`` (one, or several when
+    one would take too much memory to load: :func:`chunk_names`). With ``task["student"]`` (a
+    policy checkpoint path) the student plays (DAgger). Returns a summary (deals, positions,
+    wins, solver calls, seconds). The unit of work of :func:`make_shards`, and of any other
+    scheduler (a process pool, a Ray task): it needs nothing but its ``task``."""
     import time
 
     from agents.play import VARIANTS
@@ -383,23 +407,39 @@ def teach_chunk(task: dict) -> dict:
         "solver_calls": int(sum(e.solver_calls for e in episodes)),
         "seconds": time.perf_counter() - t0,
     }
-    name = chunk_name(task["lo"], task["hi"])
-    if task.get("return_shard"):  # a worker of a cluster: the driver writes the file
+    runs = split_episodes(episodes, meta)
+    names = chunk_names(task["lo"], task["hi"], len(runs))
+    if task.get("return_shard"):  # a worker of a cluster: the driver writes the files
         import io
 
-        buf = io.BytesIO()
-        write_shard(buf, episodes, meta)
-        return {**summary, "name": name, "shard": buf.getvalue()}
-    write_shard(Path(task["out"]) / name, episodes, meta)
+        shards = []
+        for name, run in zip(names, runs, strict=True):
+            buf = io.BytesIO()
+            write_shard(buf, run, meta)
+            shards.append((name, buf.getvalue()))
+        return {**summary, "shards": shards}
+    out = Path(task["out"])
+    for name, run in zip(names, runs, strict=True):
+        if name == names[-1]:
+            for p in _stale_parts(out, names):
+                p.unlink()
+        write_shard(out / name, run, meta)
     return summary
 
 
 def _write_returned(out: Path, r: dict) -> dict:
-    """Write a shard a Ray worker sent back (atomically), and pass its summary on."""
+    """Write the shards a Ray worker sent back (each atomically, the chunk's last file last, as
+    :func:`teach_chunk` does), and pass its summary on."""
     out.mkdir(parents=True, exist_ok=True)
-    tmp = out / (r["name"] + ".tmp")
-    tmp.write_bytes(r.pop("shard"))
-    os.replace(tmp, out / r.pop("name"))
+    shards = r.pop("shards")
+    names = [name for name, _ in shards]
+    for name, data in shards:
+        if name == names[-1]:
+            for p in _stale_parts(out, names):
+                p.unlink()
+        tmp = out / (name + ".tmp")
+        tmp.write_bytes(data)
+        os.replace(tmp, out / name)
     return r
 
 

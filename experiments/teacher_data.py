@@ -5,8 +5,9 @@
         --out data/teacher/SH1-C4/r1                       # DAgger: the student plays
 
 ``--deals`` are offsets into the training split (deal ``2^20 + i``). Shards of ``--chunk`` deals
-are written as they finish; the same command resumes. See ``agents/teacher.py`` for the labels
-and ``agents/dataset.py`` for the shard format.
+are written as they finish (a chunk that would take more memory to load than a shard may, 96 MiB,
+as several: ``deals-<lo>-<hi>-part001.npz`` … then ``deals-<lo>-<hi>.npz``); the same command
+resumes. See ``agents/teacher.py`` for the labels and ``agents/dataset.py`` for the shard format.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import json
 import sys
 import time
 
+from agents.dataset import MAX_SHARD_MEMORY
 from agents.teacher import DEFAULT_MAX_NODES, ON_REPEAT, make_shards
 from solitaire_gym.distributed import add_ray_argument
 from solitaire_gym.errors import SolitaireError
@@ -35,7 +37,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--on-repeat", choices=ON_REPEAT, default="greedy",
                     help="in a position met before: greedy's choice, or follow the solver's "
                          "plan until a new most of foundation cards (agents/teacher.py)")  # fmt: skip
-    ap.add_argument("--chunk", type=int, default=25, help="deals per shard")
+    ap.add_argument("--chunk", type=int, default=25,
+                    help="deals per shard (more shards where one would take more than "
+                         f"{MAX_SHARD_MEMORY >> 20} MiB to load)")  # fmt: skip
     ap.add_argument("--jobs", type=int, default=1)
     add_ray_argument(ap)
     args = ap.parse_args(argv)

@@ -439,35 +439,107 @@ def test_shards_are_read_header_first(tmp_path, member, shape, descr, words):
     assert peak < 16 * 2**20
 
 
-def test_a_shard_may_take_only_so_much_memory_per_byte_of_its_file(tmp_path):
-    """Zeros compress a thousandfold: a shard of 200,000 identical positions in a file of a few
-    tens of KB declares 19 MB of arrays, well under MAX_SHARD_BYTES, that would decode to 150
-    MB. Loading takes at most SHARD_MEMORY_PER_BYTE times the file size (or the floor): it is
-    refused from its headers, before a byte of data is read."""
-    from agents.dataset import (
-        SHARD_MEMORY_FLOOR,
-        SHARD_MEMORY_PER_BYTE,
-        ShardError,
-        load_shards,
-        shard_load_bytes,
-    )
-
-    good = _shard(tmp_path)
-    n = 200_000
+def _zero_members(n: int, data: bool) -> dict:
+    """The per-position members of a shard like ``_shard``'s (7 values, 591 actions) whose
+    headers declare ``n`` positions: zeros after each header, or (``data`` False) nothing."""
     width = (591 + 7) // 8
     members = {"obs.npy": ((n, 7), "|u1", 7), "masks.npy": ((n, width), "|u1", width),
                "labels.npy": ((n,), "<i2", 2), "safe.npy": ((n,), "|b1", 1),
                "played.npy": ((n,), "<i2", 2), "episode.npy": ((n,), "<i8", 8)}  # fmt: skip
-    bomb = _rezip(good, tmp_path / "bomb.npz",
-                  {k: (_npy(shape, descr), n * size) for k, (shape, descr, size) in
-                   members.items()})  # fmt: skip
-    stored = sum(n * size for *_, size in members.values())
-    need = shard_load_bytes(stored + 1024, n, 1, 7, 591)  # 1 KB: codebook, deals, won, meta
-    assert need > max(SHARD_MEMORY_FLOOR, SHARD_MEMORY_PER_BYTE * bomb.stat().st_size)
+    return {k: (_npy(shape, descr), n * size if data else 0)
+            for k, (shape, descr, size) in members.items()}  # fmt: skip
+
+
+@pytest.mark.parametrize("data", [True, False])
+def test_a_shard_may_take_only_so_much_memory_whatever_its_file_size(tmp_path, data):
+    """Zeros compress a thousandfold, so a shard's file says nothing of what it decodes to: a
+    file of a few hundred KB (or of a few KB, its arrays' data left out) whose headers declare
+    just enough positions to take more than MAX_SHARD_MEMORY (96 MiB) once loaded is refused
+    from its headers alone, naming the file, what it would take and the cap, before a byte of
+    data is read (nothing big is allocated; without its data, reading it would have been
+    refused as truncated instead)."""
+    import math
+
+    from agents.dataset import MAX_SHARD_MEMORY, ShardError, load_shards, shard_load_bytes
+    from agents.npz import Npz
+
+    good = _shard(tmp_path)
+    stored = 7 + (591 + 7) // 8 + 2 + 1 + 2 + 8  # a position's bytes in the file
+    per_row = shard_load_bytes(stored, 1, 0, 7, 591)
+    n = MAX_SHARD_MEMORY // per_row + 1
+    bomb = _rezip(good, tmp_path / "bomb.npz", _zero_members(n, data))
+    assert bomb.stat().st_size < 2**20
+    with Npz(good, ValueError) as z:  # the metadata is read apart, before: not counted
+        small = sum(math.prod(s) * t.itemsize for s, t in (z.header(k) for k in
+                    ("codebook", "deals", "won")))  # fmt: skip
+    need = shard_load_bytes(n * stored + small, n, 1, 7, 591)
+    assert MAX_SHARD_MEMORY < need < MAX_SHARD_MEMORY + 2 * per_row  # just over the cap
     message = []
     peak = _peak(lambda: message.append(refused(ShardError, load_shards, [bomb])))
-    assert "once loaded" in message[0] and str(bomb) in message[0]
+    assert str(bomb) in message[0] and "truncated" not in message[0]
+    assert f"would take {need} bytes" in message[0] and f"at most {MAX_SHARD_MEMORY}" in message[0]
     assert peak < 16 * 2**20
+
+
+def test_a_small_file_may_take_what_a_shard_may(tmp_path):
+    """The cap does not depend on the file's size: a shard of 500,000 identical positions, a
+    file of a few KB that takes more than 32 MiB once loaded and more than 512 times its size
+    (the bound before the cap), loads."""
+    from agents.dataset import MAX_SHARD_MEMORY, Episode, load_shards, write_shard
+
+    n = 500_000
+    masks = np.zeros((n, 8), bool)
+    masks[:, 0] = True
+    ep = Episode(deal=4, obs=np.zeros((n, 7), np.float32), masks=masks,
+                 labels=np.zeros(n, np.int16), safe=np.ones(n, bool),
+                 played=np.zeros(n, np.int16), won=False, solver_calls=0)  # fmt: skip
+    p = tmp_path / "s.npz"
+    write_shard(p, [ep], {"variant": "SH1-C4"})
+    del ep, masks
+    rows = []
+    peak = _peak(lambda: rows.append(len(load_shards([p])["labels"])))
+    assert rows == [n]
+    assert max(32 * 2**20, 512 * p.stat().st_size) < peak < MAX_SHARD_MEMORY
+
+
+@pytest.mark.parametrize(
+    "dim, n_act, rows, deals",
+    [(1, 1, 600_000, 1), (7, 8, 300_000, 300_000), (2, 1, 10, 1_000_000), (639, 591, 4000, 8),
+     (1590, 1029, 3000, 4)],
+)  # fmt: skip
+def test_loading_a_shard_takes_at_most_what_shard_load_bytes_says(
+    tmp_path, monkeypatch, dim, n_act, rows, deals
+):
+    """The cap holds only if shard_load_bytes bounds what load_shards allocates: measured with
+    tracemalloc on shards of every shape (tiny or wide positions, a deal per position, far more
+    deals than positions, as Réfléchi and Double Solitaire), the peak stays under it."""
+    import json
+
+    import agents.dataset
+    from agents.dataset import load_shards, save_npz
+
+    width = (n_act + 7) // 8
+    meta = {"variant": "x", "n_actions": n_act, "obs_dim": dim}
+    arrays = {"codebook": np.array([0, 0.5], np.float32),
+              "obs": (np.arange(rows * dim) % 2).astype(np.uint8).reshape(rows, dim),
+              "masks": np.packbits(np.eye(1, n_act, dtype=bool).repeat(rows, 0), axis=1),
+              "labels": np.zeros(rows, np.int16), "safe": np.ones(rows, bool),
+              "played": np.zeros(rows, np.int16),
+              "episode": np.arange(rows, dtype=np.int64) * min(deals, rows) // rows,
+              "deals": np.arange(deals, dtype=np.int64), "won": np.zeros(deals, bool),
+              "meta": np.frombuffer(json.dumps(meta).encode(), np.uint8)}  # fmt: skip
+    assert arrays["masks"].shape == (rows, width)
+    p = tmp_path / "s.npz"
+    save_npz(p, arrays)
+    del arrays
+    said = []
+    count = agents.dataset.shard_load_bytes
+    monkeypatch.setattr(agents.dataset, "shard_load_bytes",
+                        lambda *a: said.append(count(*a)) or said[-1])  # fmt: skip
+    got = []
+    peak = _peak(lambda: got.append(load_shards([p])))
+    assert len(got[0]["labels"]) == rows and len(said) == 1
+    assert 0.5 * said[0] < peak <= said[0]
 
 
 # ---- 1, 5, 7. results folders: --include / --replace ---------------------------------------------

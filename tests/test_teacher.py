@@ -167,6 +167,103 @@ def test_shards_round_trip_bit_for_bit(tmp_path, episodes):
     write_shard(q, episodes[1:], {"variant": "SH1-C4"})
     with pytest.raises(ShardError, match=f"{p} and {q} both hold training deal {episodes[1].deal}"):
         load_shards([p, q], variant="SH1-C4")
+    r = tmp_path / "r.npz"  # and a shard that holds one deal twice
+    write_shard(r, [episodes[1], episodes[0], episodes[1]], {"variant": "SH1-C4"})
+    with pytest.raises(ShardError, match=f"{r} holds training deal {episodes[1].deal} twice"):
+        load_shards([r], variant="SH1-C4")
+
+
+@pytest.fixture
+def quick_teacher(monkeypatch, episodes):
+    """make_shards with a teacher that answers the fixture's games (training deals 0 and 1, each
+    for every second deal) at once, and a shard cap of about two of those games."""
+    import dataclasses
+
+    import agents.dataset
+    import agents.teacher
+
+    def teach(game, options, deal, **kw):
+        return dataclasses.replace(episodes[deal % 2], deal=int(deal))
+
+    monkeypatch.setattr(agents.teacher, "teach_deal", teach)
+    monkeypatch.setattr(agents.teacher, "warm_teacher", lambda *a, **kw: None)
+    dim, n = episodes[0].obs.shape[1], episodes[0].masks.shape[1]
+    stored = 40 * (dim + (n + 7) // 8 + 2 + 1 + 2 + 8) + 9  # a game's arrays, as write_shard's
+    game = agents.dataset.shard_load_bytes(stored, 40, 1, dim, n)
+    monkeypatch.setattr(agents.dataset, "MAX_SHARD_MEMORY", 2 * game + 16 * 1024)
+    return [teach(None, None, EVAL_SPLIT_END + i) for i in range(5)]
+
+
+def test_a_chunk_too_big_for_one_shard_is_written_as_several(tmp_path, quick_teacher):
+    """A chunk whose one shard would take more than MAX_SHARD_MEMORY to load is written as
+    several, each under it, the chunk's own name last: together they hold every record, a rerun
+    resumes, a part left by an interrupted try that cut the chunk otherwise is removed, and the
+    Ray path writes the same files."""
+    from agents.teacher import _write_returned, chunk_names, make_shards, teach_chunk
+
+    assert all(len(e.labels) == 40 for e in quick_teacher)
+    with pytest.raises(ValueError, match="more than a shard may"):  # the writer alone refuses
+        write_shard(tmp_path / "one.npz", quick_teacher, {"variant": "SH1-C4"})
+    assert not (tmp_path / "one.npz").exists()
+    out = tmp_path / "local"
+    totals = make_shards("SH1-C4", 0, 5, out, chunk=5, progress=False)
+    names = chunk_names(0, 5, 3)
+    assert names == ["deals-000000000-000000005-part001.npz",
+                     "deals-000000000-000000005-part002.npz",
+                     "deals-000000000-000000005.npz"]  # fmt: skip
+    files = sorted(out.glob("*.npz"))
+    assert [p.name for p in files] == names  # sorted by name is the order of the deals
+    for p in files:  # each loads alone, under the cap: two games, then one
+        assert len(load_shards([p], variant="SH1-C4")["deals"]) == (1 if p == files[-1] else 2)
+    d = load_shards(files, variant="SH1-C4")
+    assert len(d["labels"]) == totals["positions"] == 200
+    assert d["deals"].tolist() == [e.deal for e in quick_teacher]
+    assert np.array_equal(d["obs"], np.concatenate([e.obs for e in quick_teacher]))
+    assert np.array_equal(d["labels"], np.concatenate([e.labels for e in quick_teacher]))
+    assert np.array_equal(d["masks"], np.concatenate([e.masks for e in quick_teacher]))
+    # a rerun resumes: the chunk's own name exists only once all its parts do
+    assert make_shards("SH1-C4", 0, 5, out, chunk=5, progress=False)["deals"] == 0
+    # an interrupted try left a part of another cut and no last file: the chunk is made again
+    # and the stray part goes (its deals would count twice)
+    stray = out / "deals-000000000-000000005-part007.npz"
+    stray.write_bytes(files[0].read_bytes())
+    files[-1].unlink()
+    assert make_shards("SH1-C4", 0, 5, out, chunk=5, progress=False)["deals"] == 5
+    assert sorted(p.name for p in out.glob("*.npz")) == names
+    # the Ray path: a worker sends the files back, the driver writes them, its last one last
+    r = teach_chunk({"variant": "SH1-C4", "lo": 0, "hi": 5, "out": "", "return_shard": True})
+    assert [name for name, _ in r["shards"]] == names
+    stray = tmp_path / "ray" / "deals-000000000-000000005-part003.npz"
+    stray.parent.mkdir()
+    stray.write_bytes(files[0].read_bytes())
+    _write_returned(tmp_path / "ray", r)
+    ray_files = sorted((tmp_path / "ray").iterdir())
+    assert [p.name for p in ray_files] == names
+    b = load_shards(ray_files, variant="SH1-C4")
+    for k in ("obs", "masks", "labels", "safe", "played", "episode", "deals"):
+        assert np.array_equal(d[k], b[k]), k
+
+
+def test_no_game_of_a_variant_takes_more_than_a_shard_may(monkeypatch):
+    """split_episodes cuts between games: a game of the most positions any variant plays fits
+    in one shard under the real cap, five of them at least; one that does not is refused."""
+    import agents.dataset
+    from agents.dataset import MAX_SHARD_MEMORY, Episode, shard_load_bytes, split_episodes
+    from solitaire_gym.envs.core import DEFAULT_MAX_EPISODE_STEPS, EnvCore, EnvOptions
+
+    for name, (game, options) in VARIANTS.items():
+        core = EnvCore(EnvOptions.build(game, **options), 1)
+        steps = DEFAULT_MAX_EPISODE_STEPS[name.split("-")[0]]
+        assert 5 * shard_load_bytes(0, steps, 1, core.obs_dim, core.n_actions) < MAX_SHARD_MEMORY
+        e = Episode(deal=7, obs=np.zeros((steps, core.obs_dim), np.float32),
+                    masks=np.zeros((steps, core.n_actions), bool),
+                    labels=np.zeros(steps, np.int16), safe=np.zeros(steps, bool),
+                    played=np.zeros(steps, np.int16), won=False, solver_calls=0)  # fmt: skip
+        runs = split_episodes([e] * 12, {"variant": name})
+        assert sum(map(len, runs)) == 12 and all(len(r) >= 5 for r in runs[:-1]), name
+    monkeypatch.setattr(agents.dataset, "MAX_SHARD_MEMORY", 1 << 20)
+    with pytest.raises(ValueError, match=f"deal 7: a game of {steps} positions takes more"):
+        split_episodes([e], {"variant": name})
 
 
 def _reshard(src, dst, change) -> None:
