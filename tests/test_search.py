@@ -204,6 +204,33 @@ def test_a_line_is_dropped_when_the_game_plays_another_move():
     assert 0 not in agent.lines
 
 
+def test_a_kept_line_gains_on_the_games_record():
+    """A line is kept only while it ends won or with more cards home than its game has ever had:
+    a line back to the same count (cards taken back from the foundations and put home again)
+    would lead the game round in circles (Double Solitaire draw 3 did, at 98 cards of 104;
+    without the rule, this game keeps such lines from its 90th move on)."""
+    game, options = VARIANTS["TF1-D1N"]
+    agent = RolloutSearch(game, options, nodes=64)
+    core = _core("TF1-D1N", 1)
+    core.deal(np.arange(1), np.array([1]))
+    view = GameView(core)
+    starts = np.ones(1, bool)
+    most, kept = 0, 0
+    for _ in range(150):
+        if core.won[0] or core.counts[0] == 0:
+            break
+        most = max(most, int(core.foundation_cards()[0]))
+        act = agent.act(core.obs, core.masks, starts=starts, view=view)
+        starts[:] = False
+        assert agent.record[0] == most
+        line = agent.lines.get(0)
+        if line is not None:
+            kept += 1
+            assert line.value >= 1.0 or line.home > most
+        core.step(act)
+    assert kept > 0
+
+
 @pytest.mark.parametrize("nodes", [1, 5, 16, 64, 256, 1024, 5000])
 @pytest.mark.parametrize("legal", [1, 2, 9, 40])
 @pytest.mark.parametrize("level", [1, 2])

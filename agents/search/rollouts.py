@@ -46,7 +46,9 @@ line's value. At the next decision the line's next move is played when the line 
 the best candidate the new search finds; a won line is followed without searching (no nodes). So
 the value the game is heading for never drops, as in nested Monte Carlo search (Cazenave 2009).
 The line is dropped when another move is played, when the game starts anew and wherever a card is
-unseen (a line found on one sampled deal proves nothing about the real one).
+unseen (a line found on one sampled deal proves nothing about the real one). A line is kept only
+when it ends won or with more cards home than the game has ever had: one that merely takes cards
+back from the foundations and puts them home again would lead the game round in circles.
 
 **Circles.** The candidates are taken in the greedy player's order *with its memory of the
 game*: the moves played least often from this very position first. And the search remembers,
@@ -92,6 +94,10 @@ NOISE = 25.0
 noisy rollout (the priorities step by 5 to 50: docs of ``agents/greedy.py``)."""
 MIN_WAVE = 8
 """Fewest rollout moves a further wave of rollouts is run for (``_search_group``)."""
+TIE = 1e-7
+"""Weight of a candidate's mean rollout value beside its hindsight value (the mean over the
+sampled deals of its best rollout on each): small enough to order only candidates whose hindsight
+values are equal (they differ by 0.5 / cards / samples at least)."""
 MAX_ROWS = 4096
 """Copies simulated together (rows of one engine batch)."""
 
@@ -156,15 +162,18 @@ class RolloutSearch(EngineSearch):
         suffix = (f"-l{level}" if level != 1 else "") + ("-v" if value is not None else "")
         self._setup(game, options, name or f"search@{nodes}{suffix}")
         self.n_cards = self.opts.variant.n_cards
+        self._piles = self._batch(0, 1).n_piles  # foundation piles (read from the engine)
         self._rollout = GreedyAgent(game, options, memory=2 * MAX_DEPTH + 16)
         self._ranker = GreedyAgent(game, options, memory=16)  # priorities only: never records
         self._order = GreedyAgent(game, options)  # the real games' order, with greedy's memory
         self.lines: dict[int, _Line] = {}
+        self.record: dict[int, int] = {}  # per game: the most cards it has had home
 
     def reset(self, n: int | None = None) -> None:
         super().reset(n)
         self._order.reset(n)
         self.lines = {}
+        self.record = {}
 
     # ---- simulation batches ------------------------------------------------------------------
     def _priorities(self, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
@@ -219,6 +228,7 @@ class RolloutSearch(EngineSearch):
         wins = np.zeros(len(masks), bool)
         for r in np.flatnonzero(starts).tolist():
             self.lines.pop(r, None)
+            self.record.pop(r, None)
         rows = np.flatnonzero(np.asarray(active, bool) & masks.any(axis=1))
         _, rngs = self._stand(obs, starts, rows, view)
         if rows.size == 0:
@@ -226,11 +236,15 @@ class RolloutSearch(EngineSearch):
         self.decisions += rows.size
         # a game that hides nothing and holds a won line plays it on without searching
         seen = unseen_counts(view.state, rows) == 0
+        home = view.state.found[rows, : self._piles].sum(axis=1)
+        for i, r in enumerate(rows.tolist()):
+            home[i] = self.record[r] = max(self.record.get(r, 0), int(home[i]))
         lines: list[_Line | None] = []
         for i, r in enumerate(rows.tolist()):
             line = self.lines.get(r) if seen[i] else self.lines.pop(r, None)
-            if line is not None and not masks[r, line.next]:  # not this game's line any more
-                line = self.lines.pop(r)
+            if line is not None and not (masks[r, line.next] and line.gains(home[i])):
+                self.lines.pop(r)  # not this game's line any more, or it gains nothing
+                line = None
             lines.append(line)
         follow = np.array([line is not None and line.value >= 1.0 for line in lines], bool)
         for i in np.flatnonzero(follow):
@@ -258,7 +272,7 @@ class RolloutSearch(EngineSearch):
             if old is not None and (new is None or old.value >= new.value):
                 out[r] = old.next  # the line kept is worth at least what this search found
                 wins[r] = old.value >= 1.0
-            elif new is not None:
+            elif new is not None and new.gains(home[i]):
                 self.lines[r] = new
             else:
                 self.lines.pop(r, None)
@@ -335,20 +349,25 @@ class RolloutSearch(EngineSearch):
             ]  # fmt: skip
         for i in group:
             t = tally[i]
-            # a game that hides nothing can replay its best copy (its line): the best counts;
-            # elsewhere a copy is one sampled deal: the mean counts
-            if rngs is not None and hidden[i] == 0:
-                v = t.best
-            elif self.hindsight or rngs is None:
-                v = t.sample.mean(axis=1)
-            else:
-                v = t.total / t.count
-            best = int(np.argmax(v))
+            best = int(np.argmax(self._values(t, hidden[i], rngs is not None)))
             out[i] = orders[i][best]
             if won is not None:
                 won[i] = bool(t.won[best])
             if lines is not None and lines[0][i] and t.line[best] is not None:
-                lines[1][i] = _Line(t.line[best], float(t.best[best]))
+                lines[1][i] = _Line(t.line[best], float(t.best[best]), int(t.home[best]))
+
+    def _values(self, t: _Tally, hidden: int, root: bool) -> np.ndarray:
+        """What each candidate of a tally is worth: a game that hides nothing can replay its
+        best copy (its line), so the best counts; elsewhere a copy is one sampled deal, so the
+        mean over the deals of the best on each (hindsight), or of every copy (without)."""
+        if root and hidden == 0:
+            return t.best
+        mean = t.total / t.count
+        if self.hindsight or not root:
+            # candidates the best rollouts value alike (late in a game, every candidate can be
+            # won on every sampled deal) go by the mean of all their rollouts
+            return t.sample.mean(axis=1) + TIE * mean
+        return mean
 
     def _wave(self, src, rows, now, orders, level, rngs, hidden, visited, wave, tally,
               left, record) -> None:  # fmt: skip
@@ -437,6 +456,7 @@ class RolloutSearch(EngineSearch):
         else:
             leaf = np.where(core.counts > 0, self.value(core.obs), 0.0)
         value = np.where(core.won, 1.0, leaf) - CIRCLE_PENALTY * circle
+        home = core.foundation_cards()
         self.nodes_spent += spent
         start = 0
         for i in group:
@@ -455,6 +475,7 @@ class RolloutSearch(EngineSearch):
             for j in np.flatnonzero(per.max(axis=1) > t.best):
                 r = start + j * k + int(np.argmax(per[j]))
                 t.best[j] = value[r]
+                t.home[j] = home[r]
                 if trail is not None:
                     t.line[j] = [int(orders[i][j]), *trail[r, : steps[r]].tolist()]
             start += c * k
@@ -464,7 +485,7 @@ class _Tally:
     """What the waves found for one game's ``c`` candidates: the best value on each copy, the
     best value of all and the line of the copy that reached it, and whether a copy was won."""
 
-    __slots__ = ("best", "count", "line", "sample", "seeds", "total", "won")
+    __slots__ = ("best", "count", "home", "line", "sample", "seeds", "total", "won")
 
     def __init__(self, c: int) -> None:
         self.sample: np.ndarray | None = None  # (c, k): the best value on each sampled deal
@@ -473,6 +494,7 @@ class _Tally:
         self.seeds: np.ndarray | None = None  # the sampled deals' seeds
         self.best = np.full(c, -np.inf)
         self.line: list[list[int] | None] = [None] * c
+        self.home = np.zeros(c, np.int64)  # cards home at the end of that line
         self.won = np.zeros(c, bool)
 
 
@@ -494,12 +516,19 @@ class _Line:
     """A line of moves from a game's position and the value its simulation ended with;
     ``next`` is the move it plays from the game's position now."""
 
-    __slots__ = ("at", "moves", "value")
+    __slots__ = ("at", "home", "moves", "value")
 
-    def __init__(self, moves: list[int], value: float) -> None:
+    def __init__(self, moves: list[int], value: float, home: int) -> None:
         self.moves = [int(m) for m in moves]
         self.at = 0
         self.value = value
+        self.home = home  # cards on the foundations where it ends
+
+    def gains(self, home: int) -> bool:
+        """Whether the line ends won or with more cards home than ``home``, the most its game
+        has had: a line that gains nothing is not kept, so that it cannot lead the game round
+        in circles (cards taken back from the foundations and put home again)."""
+        return self.value >= 1.0 or self.home > home
 
     @property
     def next(self) -> int:
