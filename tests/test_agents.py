@@ -27,6 +27,7 @@ from agents.learned import (
 from agents.play import VARIANTS, eval_deals
 from agents.solver_agent import solver_available
 from agents.stats import wilson_interval
+from experiments.evaluation.records import EPISODE_FIELDS
 from solitaire_gym import Game
 from solitaire_gym.envs.sb3 import SB3VecEnv
 
@@ -368,7 +369,7 @@ def test_evaluate_refuses_records_it_did_not_write(tmp_path):
             evaluate.main(["--policies", "", "--include", str(bad), "--deals", "3",
                            "--out", str(out)])  # fmt: skip
     (bad / "results.json").write_text(json.dumps(good))
-    fields = ",".join(experiment("evaluate").EPISODE_FIELDS)
+    fields = ",".join(EPISODE_FIELDS)
     row = "SH1-C4,random,SH1-C4-AAAAAAA,0,False,0,3,3,stuck,0"
     for text, match in [("variant,policy\n", "no column"),
                         (f"{fields}\n{row}\n{row.replace(',3,3,', ',3,x,')}\n", "line 3"),
