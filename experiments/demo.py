@@ -94,7 +94,7 @@ def main(argv: list[str] | None = None) -> int:
           "deals")  # fmt: skip
     result = evaluate.main_result([
         "--policies", f"random,greedy,learned,{DEMO_SEARCH},solver",
-        "--ppo", f"{NEW}@{best}",
+        "--checkpoint", f"{NEW}@{best}",
         "--variants", variant, "--deals", str(args.deals), "--out", str(out / "eval"),
     ])  # fmt: skip
     rows = result["summaries"][variant]

@@ -220,6 +220,15 @@ def test_evaluate_table_matches_a_direct_count(tmp_path):
     assert rows_of((merged / "results.md").read_text()) == rows_of(table)
 
 
+def test_evaluate_checkpoint_option_keeps_its_older_name():
+    """``--checkpoint`` takes any checkpoint (a policy network or a MaskablePPO zip); ``--ppo``,
+    its first name, still works in scripts that use it."""
+    parser = experiment("evaluate").build_parser()
+    args = parser.parse_args(["--checkpoint", "net@SH1-C4=a.npz", "--ppo", "b.zip"])
+    assert args.checkpoint == ["net@SH1-C4=a.npz", "b.zip"]
+    assert "--ppo is its older name" in " ".join(parser.format_help().split())
+
+
 def test_evaluate_plays_the_networks_on_its_device(tmp_path, monkeypatch, capsys):
     """``--device`` reaches the loading of every network (default ``auto``); a bad name is
     refused before anything is played or written."""

@@ -33,17 +33,18 @@ def build_parser() -> argparse.ArgumentParser:
         "random, greedy, solver)",
     )
     p.add_argument(
-        "--ppo",
+        "--checkpoint",
+        "--ppo",  # its first name, from when it took MaskablePPO zips only
         action="append",
         metavar="[NAME@][TAG=]CHECKPOINT",
         help="a checkpoint to evaluate (repeatable): a MaskablePPO .zip or a policy network "
         ".npz (agents/policy.py, played deterministically); on the variant it was trained on, "
-        "or on TAG; shown as NAME (default ppo)",
+        "or on TAG; shown as NAME (default ppo). --ppo is its older name",
     )
     p.add_argument(
         "--trusted",
         action="store_true",
-        help="load the stable-baselines3 zips of --ppo: they hold pickled Python objects, and "
+        help="load the stable-baselines3 zips of --checkpoint: they hold pickled Python objects, and "
         "loading one can run any code its author put in it (SECURITY.md); policy networks "
         "(.npz) never need this",
     )

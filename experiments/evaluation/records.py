@@ -37,7 +37,7 @@ EPISODE_FIELDS = ("variant", "policy", *EpisodeResult("", 0, False, 0, 0, 0, "",
 """The columns of ``episodes.csv``: the variant, the policy and an ``EpisodeResult``."""
 
 POLICY_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.@-]{0,63}", re.ASCII)
-"""A policy's name (``--ppo NAME@…``, a column of ``episodes.csv``; ``search@256``): it is part
+"""A policy's name (``--checkpoint NAME@…``, a column of ``episodes.csv``; ``search@256``): it is part
 of its trace files' names, and a cell that starts with a letter or digit is never a spreadsheet
 formula."""
 

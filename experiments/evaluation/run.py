@@ -2,7 +2,7 @@
 ranges of deals on Ray, and the outputs are written after each policy and variant.
 
 The players: the named policies (``agents.named.make_agent``: random, greedy, learned, search,
-puct, solver) and the checkpoints of ``--ppo`` (a policy network ``.npz`` or a MaskablePPO
+puct, solver) and the checkpoints of ``--checkpoint`` (a policy network ``.npz`` or a MaskablePPO
 zip), each on the variant it was trained on or the one its argument names. The games of earlier
 runs come in through :mod:`experiments.evaluation.merge`; the files go out through
 :mod:`experiments.evaluation.records`, the plots through :mod:`experiments.evaluation.plots`.
@@ -41,7 +41,7 @@ that a sampling policy, whose generator restarts with every batch, plays the sam
 
 
 def checkpoint_specs(items: list[str]) -> list[tuple[str | None, str, Path]]:
-    """The ``--ppo`` arguments, ``[NAME@][TAG=]PATH`` (or ``NAME=PATH``), as (tag or None,
+    """The ``--checkpoint`` arguments, ``[NAME@][TAG=]PATH`` (or ``NAME=PATH``), as (tag or None,
     name, path); a checkpoint not named is ``ppo`` (``ppo1``, ``ppo2``, … when there are
     several)."""
     out = []
@@ -58,7 +58,7 @@ def checkpoint_specs(items: list[str]) -> list[tuple[str | None, str, Path]]:
                 name, tag = tag, ""
         name = name or ("ppo" if len(items) == 1 else f"ppo{k + 1}")
         if not POLICY_NAME.fullmatch(name):
-            raise SystemExit(f"evaluate.py: --ppo name {shown(name)} is not a policy name "
+            raise SystemExit(f"evaluate.py: --checkpoint name {shown(name)} is not a policy name "
                              "(1 to 64 letters, digits, '_', '.', '-', from a letter or digit)")  # fmt: skip
         out.append((tag.upper() or None, name, Path(path)))
     return out
@@ -209,8 +209,8 @@ def evaluate(args) -> dict:
             raise SystemExit(f"evaluate.py: {e}") from None
         if not known:
             raise SystemExit(f"evaluate.py: unknown policy {p!r} ({', '.join(POLICY_NAMES)}, "
-                             "search@N, puct@N; other checkpoints with --ppo)")  # fmt: skip
-    checkpoints = checkpoint_specs(args.ppo or [])
+                             "search@N, puct@N; other checkpoints with --checkpoint)")  # fmt: skip
+    checkpoints = checkpoint_specs(args.checkpoint or [])
     trained_on = {}  # checkpoint -> the variant it was trained on (None: not recorded)
     for _, _, path in checkpoints:
         from agents.learned import CheckpointMismatch, read_checkpoint_meta
