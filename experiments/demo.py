@@ -38,14 +38,11 @@ import sys
 import time
 from pathlib import Path
 
+from agents.imitation import ImitationRun, load_imitation_config, plot_imitation
+from agents.play import VARIANTS, eval_deals, play_deals
+from experiments import evaluate
+
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "experiments"))
-
-import evaluate  # noqa: E402  (experiments/evaluate.py)
-
-from agents.imitation import ImitationRun, load_imitation_config, plot_imitation  # noqa: E402
-from agents.play import VARIANTS, eval_deals, play_deals  # noqa: E402
 
 NEW = "new-network"
 """The freshly trained network's name in the table (a policy name: no blanks)."""
@@ -54,12 +51,8 @@ DEMO_SEARCH = "search@64"
 
 
 def render(trace: Path) -> list[Path]:
-    """Render ``trace`` with ``solitaire-gym render`` if that command exists."""
-    try:
-        from solitaire_gym.commands import render as _  # noqa: F401
-    except ImportError:
-        print("(no solitaire-gym render command yet: the trace is not rendered)")
-        return []
+    """Render ``trace`` to GIF and HTML with ``solitaire-gym render``; the files it wrote (none,
+    with the reason printed, if it failed: the pictures need the ``render`` extra)."""
     gif, html = trace.with_suffix(".gif"), trace.with_suffix(".html")
     cmd = [sys.executable, "-m", "solitaire_gym.cli", "render", str(trace), "--gif", str(gif),
            "--html", str(html)]  # fmt: skip
@@ -101,7 +94,7 @@ def main(argv: list[str] | None = None) -> int:
           "deals")  # fmt: skip
     result = evaluate.main_result([
         "--policies", f"random,greedy,learned,{DEMO_SEARCH},solver",
-        "--ppo", f"{NEW}@{best}",
+        "--checkpoint", f"{NEW}@{best}",
         "--variants", variant, "--deals", str(args.deals), "--out", str(out / "eval"),
     ])  # fmt: skip
     rows = result["summaries"][variant]

@@ -27,13 +27,10 @@ from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from agents.named import make_agent  # noqa: E402
-from agents.play import VALIDATION_START, VARIANTS, EpisodeResult, eval_deals, play_deals  # noqa: E402
-from solitaire_gym import Game  # noqa: E402
-from solitaire_gym.envs.kernels import foundation_cards  # noqa: E402
+from agents.named import make_agent
+from agents.play import VALIDATION_START, VARIANTS, EpisodeResult, eval_deals, play_deals
+from solitaire_gym import Game
+from solitaire_gym.envs.kernels import foundation_cards
 
 
 def lost_game(r: EpisodeResult, max_nodes: int) -> dict:

@@ -16,10 +16,7 @@ from __future__ import annotations
 import argparse
 import csv
 import json
-import sys
 from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from agents.named import puct_budget, search_budget
 from agents.stats import wilson_interval

@@ -13,11 +13,7 @@ tried with it.
 from __future__ import annotations
 
 import argparse
-import sys
 import time
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from agents.play import VARIANTS, play_deals
 from agents.search import rollouts

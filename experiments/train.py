@@ -23,8 +23,6 @@ import json
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout
-
 from agents.config import ConfigError, load_config
 from agents.torch_setup import DeviceError, add_device_argument
 from agents.training import TrainRun

@@ -23,8 +23,6 @@ import json
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout
-
 from agents.config import ConfigError, check_config, load_config
 from solitaire_gym.distributed import LOCAL, add_ray_argument, check_address
 from solitaire_gym.errors import SolitaireError

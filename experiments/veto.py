@@ -28,14 +28,11 @@ import time
 from collections import Counter
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from agents.named import make_agent  # noqa: E402
-from agents.play import VALIDATION_START, VARIANTS, eval_deals, play_deals  # noqa: E402
-from agents.stats import wilson_interval  # noqa: E402
-from agents.teacher import DEFAULT_MAX_NODES  # noqa: E402
-from agents.veto import SolverVetoAgent  # noqa: E402
+from agents.named import make_agent
+from agents.play import VALIDATION_START, VARIANTS, eval_deals, play_deals
+from agents.stats import wilson_interval
+from agents.teacher import DEFAULT_MAX_NODES
+from agents.veto import SolverVetoAgent
 
 
 def main(argv: list[str] | None = None) -> int:

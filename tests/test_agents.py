@@ -27,6 +27,7 @@ from agents.learned import (
 from agents.play import VARIANTS, eval_deals
 from agents.solver_agent import solver_available
 from agents.stats import wilson_interval
+from experiments.evaluation.records import EPISODE_FIELDS
 from solitaire_gym import Game
 from solitaire_gym.envs.sb3 import SB3VecEnv
 
@@ -219,6 +220,15 @@ def test_evaluate_table_matches_a_direct_count(tmp_path):
     assert rows_of((merged / "results.md").read_text()) == rows_of(table)
 
 
+def test_evaluate_checkpoint_option_keeps_its_older_name():
+    """``--checkpoint`` takes any checkpoint (a policy network or a MaskablePPO zip); ``--ppo``,
+    its first name, still works in scripts that use it."""
+    parser = experiment("evaluate").build_parser()
+    args = parser.parse_args(["--checkpoint", "net@SH1-C4=a.npz", "--ppo", "b.zip"])
+    assert args.checkpoint == ["net@SH1-C4=a.npz", "b.zip"]
+    assert "--ppo is its older name" in " ".join(parser.format_help().split())
+
+
 def test_evaluate_plays_the_networks_on_its_device(tmp_path, monkeypatch, capsys):
     """``--device`` reaches the loading of every network (default ``auto``); a bad name is
     refused before anything is played or written."""
@@ -368,7 +378,7 @@ def test_evaluate_refuses_records_it_did_not_write(tmp_path):
             evaluate.main(["--policies", "", "--include", str(bad), "--deals", "3",
                            "--out", str(out)])  # fmt: skip
     (bad / "results.json").write_text(json.dumps(good))
-    fields = ",".join(experiment("evaluate").EPISODE_FIELDS)
+    fields = ",".join(EPISODE_FIELDS)
     row = "SH1-C4,random,SH1-C4-AAAAAAA,0,False,0,3,3,stuck,0"
     for text, match in [("variant,policy\n", "no column"),
                         (f"{fields}\n{row}\n{row.replace(',3,3,', ',3,x,')}\n", "line 3"),

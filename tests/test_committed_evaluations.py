@@ -31,6 +31,7 @@ from scripts import ROOT, experiment
 
 from agents.named import make_agent, puct_budget, search_budget
 from agents.play import VARIANTS, eval_deals, play_deals
+from experiments.evaluation.run import BATCH, verdict
 
 EVALUATE = experiment("evaluate")
 RESULTS = ROOT / "experiments" / "results"
@@ -98,7 +99,7 @@ def _deals(folder: str, tag: str, policy: str) -> list[int]:
     args = _args(_command(folder, tag, policy))
     deals = eval_deals(args.deals, args.first_deal)
     if policy == "random":
-        return deals[(len(deals) - 1) // EVALUATE.BATCH * EVALUATE.BATCH :]
+        return deals[(len(deals) - 1) // BATCH * BATCH :]
     rng = np.random.default_rng(zlib.crc32(f"{folder}/{tag}/{policy}".encode()))
     sample = SAMPLE["search" if _searching(policy) else policy]
     chosen = sorted(int(d) for d in rng.choice(deals, sample, replace=False))
@@ -127,7 +128,7 @@ def test_games_replay(folder, tag, policy):
     agent = make_agent(policy, tag, seed=args.seed, solver_nodes=args.solver_nodes,
                        solver_seconds=args.solver_seconds)  # fmt: skip
     game, options = VARIANTS[tag]
-    results = play_deals(agent, game, options, deals, batch_size=EVALUATE.BATCH)
+    results = play_deals(agent, game, options, deals, batch_size=BATCH)
     for r in results:
         now = {"variant": tag, "policy": policy} | {k: str(v) for k, v in r.to_dict().items()}
         assert now == recorded[r.deal], (
@@ -139,8 +140,8 @@ def test_games_replay(folder, tag, policy):
         assert committed["solver_budget"] == {"max_nodes": args.solver_nodes,
                                               "max_seconds": args.solver_seconds}  # fmt: skip
         for r in results:
-            verdict = EVALUATE._verdict(agent.verdicts, r)
-            assert verdict == committed["verdicts"][tag][str(r.deal)], (
+            verdict_now = verdict(agent.verdicts, r)
+            assert verdict_now == committed["verdicts"][tag][str(r.deal)], (
                 f"{tag} deal {r.deal}: the solver's verdict changed: rerun experiments/results/solver"
             )
 

@@ -21,6 +21,7 @@ from scripts import experiment
 
 from agents.config import MAX_NET_WEIGHTS, ConfigError, load_config
 from agents.imitation import load_imitation_config
+from experiments.evaluation.records import POLICY_NAME, row_problem, trace_path
 from solitaire_gym.files import FileFormatError, atomic_path, strict_json, write_atomic
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -799,21 +800,11 @@ def test_config_fuzz(tmp_path, data):
 def test_episode_row_fuzz(change):
     """A row with any fields changed is accepted only if every field is as evaluate.py writes
     it; then no cell can start a formula and its code is its variant's code of its deal."""
-    evaluate = experiment_module()
     row = _row(1) | change
-    if evaluate._row_problem(row, range(0, 3)):
+    if row_problem(row, range(0, 3)):
         return
     assert all(cell[:1] not in ("=", "+", "@", "\t", "\r") for cell in row.values())
-    assert evaluate._trace_path(Path("out"), row["variant"], row["policy"], row["code"])
-
-
-_EVALUATE = []
-
-
-def experiment_module():
-    if not _EVALUATE:
-        _EVALUATE.append(experiment("evaluate"))
-    return _EVALUATE[0]
+    assert trace_path(Path("out"), row["variant"], row["policy"], row["code"])
 
 
 # ---- 9. checkpoint metadata is quoted, not echoed ------------------------------------------------
@@ -857,9 +848,8 @@ def test_every_named_policy_has_a_name_evaluate_can_write_and_read_back():
     players it plays itself must have such names, or their games could not be merged."""
     from agents.named import POLICY_NAMES
 
-    evaluate = experiment_module()
-    assert all(evaluate.POLICY_NAME.fullmatch(name) for name in POLICY_NAMES)
-    assert all(evaluate.POLICY_NAME.fullmatch(f"search@{n}") for n in (16, "1024-l2"))
+    assert all(POLICY_NAME.fullmatch(name) for name in POLICY_NAMES)
+    assert all(POLICY_NAME.fullmatch(f"search@{n}") for n in (16, "1024-l2"))
 
 
 def test_a_resumed_run_folder_is_read_like_any_file_from_elsewhere(tmp_path):

@@ -1,5 +1,6 @@
-"""The imports of ``solitaire_gym/`` and ``agents/``: no circles, and no private name of one
-module imported by another.
+"""The imports of ``solitaire_gym/``, ``agents/`` and ``experiments/``: no circles, and no private
+name of one module imported by another; and the scripts of ``experiments/`` import the packages as
+installed (none edits ``sys.path``) and fit in one's head (none over :data:`MAX_LINES` lines).
 
 Every module is parsed (``ast``, nothing is imported) and every import statement in it counts,
 wherever it stands: at module level, inside a function or a class, under ``try``. Only an import
@@ -17,7 +18,7 @@ How an import becomes an edge of the graph, from the importing module to:
   (``from solitaire_gym import Game``, ``import solitaire_gym.solver``) depends on that
   package's ``__init__`` like on any module, and a circle through it counts.
 
-Imports of anything outside the two packages are not followed. A circle is a strongly connected
+Imports of anything outside the packages are not followed. A circle is a strongly connected
 component of more than one module; the test names its modules and the imports that join them.
 
 A private name (one leading underscore) of a module is that module's own: another module of the
@@ -34,7 +35,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = ("solitaire_gym", "agents")
+PACKAGES = ("solitaire_gym", "agents", "experiments")
 KNOWN_CIRCLES: list[set[str]] = []
 """Circles left in place, each with the reason (none)."""
 
@@ -238,3 +239,74 @@ def test_a_private_name_imported_or_read_across_modules_is_found(tmp_path):
     (pkg / "a.py").write_text("_x = 1\n\ndef f():\n    return _x\n")
     (pkg / "b.py").write_text("from pkg.a import _x, f\nfrom pkg import a as m\n\ny = m._x\n")
     assert private_imports(tmp_path, ["pkg"]) == ["pkg/b.py:1: pkg.a._x", "pkg/b.py:4: pkg.a._x"]
+
+
+# ---- the scripts of experiments/ ---------------------------------------------------------------
+MAX_LINES = 800
+"""The most lines a module of ``experiments/`` may have (issue 42: files that fit in one's
+head)."""
+
+
+def path_edits(root: Path) -> list[str]:
+    """Where a module under ``root`` reaches for Python's import path instead of importing the
+    packages as installed: any use of ``sys.path`` (``sys.path.insert(…)``, ``sys.path = …``, a
+    read), ``from sys import path``, or ``site.addsitedir``; as ``file:line: what``."""
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+        where = path.relative_to(root.parent)
+        for node in ast.walk(tree):
+            if (
+                isinstance(node, ast.Attribute)
+                and isinstance(node.value, ast.Name)
+                and (node.value.id, node.attr) in (("sys", "path"), ("site", "addsitedir"))
+            ):
+                found.append(f"{where}:{node.lineno}: {node.value.id}.{node.attr}")
+            elif isinstance(node, ast.ImportFrom) and node.module in ("sys", "site"):
+                for alias in node.names:
+                    if alias.name in ("path", "addsitedir"):
+                        found.append(
+                            f"{where}:{node.lineno}: from {node.module} import {alias.name}"
+                        )
+    return found
+
+
+def long_modules(root: Path, limit: int = MAX_LINES) -> list[str]:
+    """The modules under ``root`` of more than ``limit`` lines, as ``file: lines``."""
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        n = len(path.read_text(encoding="utf-8").splitlines())
+        if n > limit:
+            found.append(f"{path.relative_to(root.parent)}: {n} lines")
+    return found
+
+
+def test_the_experiments_import_the_packages_as_installed_and_stay_short():
+    """Every script runs as ``python experiments/<name>.py`` or ``python -m experiments.<name>``
+    with ``solitaire_gym``, ``agents`` and ``experiments`` installed (``pip install -e``); none
+    puts a folder on the import path itself, and none has grown past :data:`MAX_LINES` lines."""
+    root = ROOT / "experiments"
+    assert len(list(root.rglob("*.py"))) > 15  # the scripts were found
+    found = path_edits(root)
+    assert not found, "import path edited (install the package instead):\n" + "\n".join(found)
+    found = long_modules(root)
+    assert not found, f"over {MAX_LINES} lines (split by concern):\n" + "\n".join(found)
+
+
+def test_a_path_edit_or_a_long_module_is_found(tmp_path):
+    root = tmp_path / "experiments"
+    (root / "sub").mkdir(parents=True)
+    (root / "a.py").write_text(
+        "import sys\nfrom pathlib import Path\n\nsys.path.insert(0, str(Path('.')))\n"
+    )
+    (root / "sub" / "b.py").write_text(
+        "from sys import path\nimport site\n\nsite.addsitedir('x')\n"
+    )
+    (root / "c.py").write_text("import sys\n\nprint(sys.argv)\n" + "x = 1\n" * 9)
+    assert path_edits(root) == [
+        "experiments/a.py:4: sys.path",
+        "experiments/sub/b.py:1: from sys import path",
+        "experiments/sub/b.py:4: site.addsitedir",
+    ]
+    assert long_modules(root, limit=11) == ["experiments/c.py: 12 lines"]
+    assert long_modules(root, limit=12) == []

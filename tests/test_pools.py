@@ -170,13 +170,11 @@ def test_a_cold_solve_on_two_processes_compiles_once(tmp_path):
 
 WORKER = """
 import functools
+import importlib
 import sys
 
 import numpy as np
 from numba.core.registry import CPUDispatcher
-
-sys.path.insert(0, "tests")
-from scripts import experiment
 
 
 def kernels():
@@ -185,7 +183,10 @@ def kernels():
 
 
 script, player, tag, n = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
-module = experiment(script)
+# evaluate.py's players are built and warmed in its package's run module
+module = importlib.import_module(
+    "experiments.evaluation.run" if script == "evaluate" else f"experiments.{script}"
+)
 if script == "evaluate":  # a task: a batch of games played to the end, traces recorded
     from agents.named import make_agent
     from agents.play import VARIANTS, play_chunk
