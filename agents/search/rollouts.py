@@ -37,7 +37,8 @@ foundations, or, with a value network (``value``; names ``search@N-v``), the net
 that its last position is winnable (0 when stuck: ``agents/search/value.py``). Where nothing is
 hidden a candidate is worth its best rollout (the game can replay it: **Lines**); where cards are
 hidden it is worth the mean, over the sampled deals, of its best rollout on each (hindsight
-optimisation). The best candidate is played, ties to the greedy order.
+optimisation; candidates of equal value there go by the mean of all their rollouts: :data:`TIE`).
+The best candidate is played, ties to the greedy order.
 
 **Lines.** Where a game hides no card (Seahaven Towers always, the others once every card has
 been seen), a copy plays exactly as the real game would: the search keeps, per game, the line of
