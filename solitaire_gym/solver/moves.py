@@ -1,7 +1,8 @@
 """A node's moves: the legal moves less a few provably useless ones, stock macros, and an order.
 
-**Stock macros.** Besides the legal moves, a node has *stock macros*: "tap the stock ``j`` times,
-then play the waste card" (``j`` = 0 … one full cycle of the stock). Taps commute with every move
+**Stock macros.** A node's moves are its legal moves with a few provably useless ones left out
+(below), plus *stock macros*: "tap the stock ``j`` times, then play the waste card" (``j`` = 0 …
+one full cycle of the stock), which stand for the taps and waste moves. Taps commute with every move
 that does not touch the waste, so any solution can be reordered to tap only just before a waste
 card is played; a macro reaches every waste top that way, and no position is entered by tapping
 alone. The waste tops of one cycle (the node's *walk*, ``stock_walk``) are found by tapping with
