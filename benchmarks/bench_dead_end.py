@@ -1,5 +1,5 @@
 """What the dead-end test costs the Réfléchi search: the same node-bounded searches with the test
-as shipped (only the columns a move built on, ``kernels.dead_end``'s ``gained``), with the whole
+as shipped (only the columns a move built on, ``dead_ends.dead_end``'s ``gained``), with the whole
 test at every node (``FL_WHOLE_DEADEND``, the reference) and without it (``FL_NO_DEADEND``).
 
     python benchmarks/bench_dead_end.py                 # the default deals, 600,000 nodes each
@@ -18,8 +18,8 @@ import argparse
 import sys
 import time
 
-from solitaire_gym.solver import kernels as K
 from solitaire_gym.solver import solve
+from solitaire_gym.solver.layout import FL_NO_DEADEND, FL_WHOLE_DEADEND
 
 # Undecided in the solvability study (large searches without a dead end), and two deals whose
 # searches meet many dead ends.
@@ -31,7 +31,7 @@ DEALS = [
     "TF1-D1N-AAAAANY",
     "TF1-D3N-AAAAA6T",
 ]
-MODES = {"shipped": 0, "whole test": K.FL_WHOLE_DEADEND, "no test": K.FL_NO_DEADEND}
+MODES = {"shipped": 0, "whole test": FL_WHOLE_DEADEND, "no test": FL_NO_DEADEND}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,5 +1,5 @@
 """What hop classes give the Réfléchi search: the same deals solved with them (a hop class is one
-node, ``kernels.gen_node``) and without (every split an ordinary move), each with a CPU-time
+node, ``hops.gen_node``) and without (every split an ordinary move), each with a CPU-time
 budget as in the solvability study. Draw 1, as shipped against ``FL_NO_HOPS``. Draw 3 three ways:
 classes in every run (``FL_HOPS_DRAW3``), as shipped (classes only in the runs of the Luby
 sequence that start after ``search._CLASSES_AFTER`` nodes; with ``--one-run`` that is the search
@@ -29,19 +29,19 @@ import argparse
 import time
 
 from solitaire_gym.engine.variants import MAX_DEAL, REFLECHI
-from solitaire_gym.solver import kernels as K
 from solitaire_gym.solver import search, solve
 from solitaire_gym.solver.batch import parse_variant
+from solitaire_gym.solver.layout import FL_HOPS_DRAW3, FL_NO_HOPS
 
 PROOFS = [964, 25, 343, 705, 804, 418]
 WINS = [749, 859, 860, 805, 382, 199]
 UNDECIDED = [66, 167, 198, 270, 284, 385]
 DRAW3 = [127, 361, 371, 929, 999, 248, 337, 540, 706, 957, 1, 66]
 MODES = {  # variant: (its default deals, {way: flags}), the way without classes last
-    "TF1-D1N": (PROOFS + WINS + UNDECIDED, {"hop classes": 0, "no hop classes": K.FL_NO_HOPS}),
+    "TF1-D1N": (PROOFS + WINS + UNDECIDED, {"hop classes": 0, "no hop classes": FL_NO_HOPS}),
     "TF1-D3N": (
         DRAW3,
-        {"hop classes": K.FL_HOPS_DRAW3, "as shipped": 0, "no hop classes": K.FL_NO_HOPS},
+        {"hop classes": FL_HOPS_DRAW3, "as shipped": 0, "no hop classes": FL_NO_HOPS},
     ),
 }
 

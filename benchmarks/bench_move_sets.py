@@ -33,8 +33,9 @@ import time
 from solitaire_gym import Game
 from solitaire_gym.engine.variants import MAX_DEAL
 from solitaire_gym.solver import certify, search, solve
-from solitaire_gym.solver import kernels as K
 from solitaire_gym.solver.batch import parse_variant
+from solitaire_gym.solver.keys import position_key
+from solitaire_gym.solver.layout import FL_NO_SPLIT, FL_NO_TAKEBACK, R_NONE
 
 DEALS = {  # variant: default deals
     "DS1-D1V": [1, 2, 3, 4],
@@ -44,17 +45,17 @@ DEALS = {  # variant: default deals
 }
 MODES = {  # name: flags (one run each)
     "every move": 0,
-    "no take-backs": K.FL_NO_TAKEBACK,
-    "no splits": K.FL_NO_SPLIT,
-    "no splits or take-backs": K.FL_NO_SPLIT | K.FL_NO_TAKEBACK,
+    "no take-backs": FL_NO_TAKEBACK,
+    "no splits": FL_NO_SPLIT,
+    "no splits or take-backs": FL_NO_SPLIT | FL_NO_TAKEBACK,
 }
 
 
 def _key(g: Game) -> tuple[int, int]:
-    """The solver's own key of the position (``kernels.position_key`` with the solver's table:
+    """The solver's own key of the position (``keys.position_key`` with the solver's table:
     columns as a multiset, the two piles of a suit as a pair), so that the beam counts a position
     once, as the solver does."""
-    h1, h2 = K.position_key(g.state, g.cfg, search._zobrist(), K.R_NONE, -1, 0)
+    h1, h2 = position_key(g.state, g.cfg, search._zobrist(), R_NONE, -1, 0)
     return int(h1), int(h2)
 
 

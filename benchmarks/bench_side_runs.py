@@ -5,7 +5,7 @@
     python benchmarks/bench_side_runs.py TF1-D3N.jsonl --mixes shipped tb10 --unknown-only
     python benchmarks/bench_side_runs.py TF1-D1N.jsonl --mixes shipped none --out d1.jsonl
 
-A side run (``search._SIDE_RUNS``) searches without some moves (``kernels.FL_NO_TAKEBACK``,
+A side run (``search._SIDE_RUNS``) searches without some moves (``layout.FL_NO_TAKEBACK``,
 ``FL_NO_SPLIT``) for a share of the nodes: it finds a win without those moves sooner, and costs a
 proof of loss its share. A mix is the flag sets taken in turn and the share (``MIXES``; the first
 of ``--mixes`` is the reference, ``shipped`` is the solver as it is). Side runs start after the
@@ -28,11 +28,11 @@ from pathlib import Path
 
 from solitaire_gym.engine.variants import REFLECHI
 from solitaire_gym.errors import SolitaireError
-from solitaire_gym.solver import kernels as K
 from solitaire_gym.solver import search, solve, warm_up
 from solitaire_gym.solver.batch import parse_code
+from solitaire_gym.solver.layout import FL_NO_SPLIT, FL_NO_TAKEBACK
 
-TB, SPLIT = K.FL_NO_TAKEBACK, K.FL_NO_SPLIT
+TB, SPLIT = FL_NO_TAKEBACK, FL_NO_SPLIT
 # name: (flag sets taken in turn, share of the nodes); "shipped" is read from search._SIDE_RUNS
 MIXES: dict[str, tuple[tuple[int, ...], float]] = {
     "none": ((), 0.0),

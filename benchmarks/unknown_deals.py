@@ -30,14 +30,14 @@ import sys
 from pathlib import Path
 
 from solitaire_gym import SolitaireError, parse_code
-from solitaire_gym.solver import kernels as K
 from solitaire_gym.solver import solve, warm_up
+from solitaire_gym.solver.layout import FL_NO_SPLIT, FL_NO_TAKEBACK
 
 WAYS = (
     ("full", 0, True),
     ("one run", 0, False),
-    ("no split", K.FL_NO_SPLIT, False),
-    ("no take-back", K.FL_NO_TAKEBACK, False),
+    ("no split", FL_NO_SPLIT, False),
+    ("no take-back", FL_NO_TAKEBACK, False),
 )
 
 

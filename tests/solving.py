@@ -9,19 +9,28 @@ import random
 
 from solitaire_gym import Game
 from solitaire_gym.engine.cards import card_name
-from solitaire_gym.solver import kernels as K
+from solitaire_gym.solver.layout import (
+    FL_EXACT,
+    FL_NO_AUTO,
+    FL_NO_DEADEND,
+    FL_NO_HOPS,
+    FL_NO_LAZY,
+    FL_NO_MACRO,
+    FL_NO_PASS,
+    FL_NO_PRUNE,
+)
 
 # Every reduction off: exact positions, every legal move, stock taps as moves, no automatic
 # moves, no restarts. The plain exhaustive search the verdicts are checked against.
 REFERENCE = (
-    K.FL_NO_AUTO
-    | K.FL_NO_LAZY
-    | K.FL_NO_MACRO
-    | K.FL_EXACT
-    | K.FL_NO_PRUNE
-    | K.FL_NO_DEADEND
-    | K.FL_NO_PASS
-    | K.FL_NO_HOPS
+    FL_NO_AUTO
+    | FL_NO_LAZY
+    | FL_NO_MACRO
+    | FL_EXACT
+    | FL_NO_PRUNE
+    | FL_NO_DEADEND
+    | FL_NO_PASS
+    | FL_NO_HOPS
 )
 
 

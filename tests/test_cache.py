@@ -71,9 +71,7 @@ def _sources_only(folder: str, names: list[str]) -> list[str]:
 def test_an_edit_to_rendering_commands_or_the_cli_keeps_every_kernel(copy):
     top = copy.parent
     kernels = {p.relative_to(top).as_posix() for p in _kernels(top)}  # the agents' too
-    assert (
-        "solitaire_gym/solver/kernels.py" in kernels and "solitaire_gym/engine/rules.py" in kernels
-    )
+    assert "solitaire_gym/solver/loop.py" in kernels and "solitaire_gym/engine/rules.py" in kernels
     for name in ("rendering/ansi.py", "rendering/image.py", "commands/warmup.py", "cli.py"):
         _touch(copy / name)  # a touch: same contents
         assert _cache.refresh(copy, _cache.siblings_of(copy)) == []
@@ -95,7 +93,7 @@ def test_an_edit_to_the_rules_clears_the_kernels_that_import_them(copy):
         "solitaire_gym/engine/batch.py",  # through play and movegen
         "solitaire_gym/envs/kernels.py",
         "solitaire_gym/envs/observation.py",
-        "solitaire_gym/solver/kernels.py",
+        "solitaire_gym/solver/loop.py",
     }
     kept = {  # the rules import these, not the other way round
         "solitaire_gym/engine/cards.py",

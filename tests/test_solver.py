@@ -15,7 +15,7 @@ from solving import REFERENCE, SH_STUCK, given_position, random_position
 from solitaire_gym import Game
 from solitaire_gym.engine.variants import REFLECHI
 from solitaire_gym.solver import hint, search, solve
-from solitaire_gym.solver import kernels as K
+from solitaire_gym.solver.layout import FL_NO_TAKEBACK
 
 # ---- curated deals -------------------------------------------------------------------------------
 
@@ -179,7 +179,7 @@ def test_take_back_needed():
     ref = solve(TAKE_BACK, max_seconds=30, _flags=REFERENCE, _restarts=False)
     assert ref.verdict == "solvable"
     # A run without take-backs alone proves nothing.
-    side = solve(TAKE_BACK, max_seconds=10, _flags=K.FL_NO_TAKEBACK, _restarts=False)
+    side = solve(TAKE_BACK, max_seconds=10, _flags=FL_NO_TAKEBACK, _restarts=False)
     assert side.verdict == "unknown" and side.reason == "incomplete"
 
 
@@ -236,7 +236,7 @@ CROSSED = given_position(
 
 # THROUGH_WASTE: the black 5 is 5C, on the waste. Take back 5H, play 5C onto 6D, then take back
 # 4H onto it. With draw 1 a waste card goes to a column only just before a card goes onto it
-# (kernels._lazy_waste), so here a waste move must follow the take-back.
+# (moves.lazy_waste), so here a waste move must follow the take-back.
 THROUGH_WASTE = given_position(
     "TF1-D1N-AAAAAAB",
     [["6S", "6H", "5S", "4C", "5D", "4D", "2C", "3C"], *ONE_SUIT, [], []],
@@ -281,7 +281,7 @@ def test_draw3_side_runs_without_splits_or_take_backs(monkeypatch, code):
     # are undecided after 100,000 nodes (and after 10 s of the study). Deterministic in nodes.
     r = solve(code, max_nodes=10_000)
     assert r.verdict == "solvable", r.summary()
-    monkeypatch.setitem(search._SIDE_RUNS, (REFLECHI, 3), ((K.FL_NO_TAKEBACK,), 0.1))
+    monkeypatch.setitem(search._SIDE_RUNS, (REFLECHI, 3), ((FL_NO_TAKEBACK,), 0.1))
     assert solve(code, max_nodes=100_000).verdict == "unknown"
 
 

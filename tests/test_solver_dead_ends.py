@@ -1,7 +1,7 @@
-"""The solver's proofs of loss without search: dead ends (``kernels.dead_end``: a card that can
+"""The solver's proofs of loss without search: dead ends (``dead_ends.dead_end``: a card that can
 never leave for its foundation), at the root and after it, on deals, constructed positions and
 in Vegas scoring; and the single pass of Double Solitaire's Vegas scoring
-(``kernels.single_pass_lost``). Neither ever fires on a winning line, and the verdicts are those
+(``single_pass.single_pass_lost``). Neither ever fires on a winning line, and the verdicts are those
 of the search without them (and of the reference search)."""
 
 from __future__ import annotations
@@ -14,11 +14,14 @@ import pytest
 from solving import REFERENCE, given_position, random_position
 
 from solitaire_gym import Game
-from solitaire_gym.solver import kernels as K
 from solitaire_gym.solver import solve
+from solitaire_gym.solver.dead_ends import dead_end, dead_end_double
+from solitaire_gym.solver.layout import FL_NO_DEADEND, FL_NO_PASS, FL_WHOLE_DEADEND, TMP_SIZE
+from solitaire_gym.solver.safe_moves import autoplay
 from solitaire_gym.solver.search import _Search
+from solitaire_gym.solver.single_pass import single_pass_lost
 
-# ---- dead ends (kernels.dead_end) ----------------------------------------------------------------
+# ---- dead ends (dead_ends.dead_end) --------------------------------------------------------------
 
 # Solitaire Réfléchi deals lost at the root by dead_end: deal 39 (draw 1) ran out of time without
 # it; deals 110 and 868 (draw 1) and 707 (draw 3) it had proven lost the long way.
@@ -52,16 +55,16 @@ def test_strong_dead_end_at_the_root(code):
     r = solve(code, max_seconds=5)
     assert r.verdict == "unsolvable" and r.nodes == 0 and r.stats["dead_ends"] == 1
     S = _Search(Game.from_code(code, undo_depth=0), 1)
-    loc = np.zeros(K.TMP_SIZE, np.int64)
-    K.autoplay(S.s, S.cfg, S.recs, 0, 0)
-    assert K.dead_end(S.s, S.cfg, loc, True)
-    assert not K.dead_end(S.s, S.cfg, loc)  # the per-node test does not see it
+    loc = np.zeros(TMP_SIZE, np.int64)
+    autoplay(S.s, S.cfg, S.recs, 0, 0)
+    assert dead_end(S.s, S.cfg, loc, True)
+    assert not dead_end(S.s, S.cfg, loc)  # the per-node test does not see it
 
 
 def test_dead_end_keeps_verdicts():
     # Proven lost without dead_end in well under a second; with it, still lost (and faster).
     code = "TF1-D1N-AAAAA3E"
-    assert solve(code, max_seconds=10, _flags=K.FL_NO_DEADEND).verdict == "unsolvable"
+    assert solve(code, max_seconds=10, _flags=FL_NO_DEADEND).verdict == "unsolvable"
     assert solve(code, max_seconds=10).verdict == "unsolvable"
     r = solve("TF1-D1N-AAAAAOR", max_seconds=10)  # deal 465: proven lost before, not at the root
     assert r.verdict == "unsolvable" and r.nodes > 0
@@ -72,11 +75,11 @@ def test_no_dead_end_on_a_winning_line(code):
     r = solve(code, max_seconds=10)
     assert r.verdict == "solvable"
     g = Game.from_code(code, undo_depth=0)
-    loc = np.zeros(K.TMP_SIZE, np.int64)
+    loc = np.zeros(TMP_SIZE, np.int64)
     for move in [*r.solution, None]:
         S = _Search(g, 1)
-        assert not K.dead_end(S.s, S.cfg, loc), (code, move)
-        assert not K.dead_end(S.s, S.cfg, loc, True), (code, move)
+        assert not dead_end(S.s, S.cfg, loc), (code, move)
+        assert not dead_end(S.s, S.cfg, loc, True), (code, move)
         if move is not None:
             g.play(move)
 
@@ -102,7 +105,7 @@ def test_dead_end_of_the_gained_columns():
     met = 0
     for code, nodes in GAINED:
         fast = solve(code, max_nodes=nodes, max_seconds=60)
-        whole = solve(code, max_nodes=nodes, max_seconds=60, _flags=K.FL_WHOLE_DEADEND)
+        whole = solve(code, max_nodes=nodes, max_seconds=60, _flags=FL_WHOLE_DEADEND)
         assert (fast.verdict, fast.nodes, fast.stats) == (whole.verdict, whole.nodes, whole.stats)
         assert fast.verdict == ("solvable" if nodes is None else "unknown"), code
         met += fast.stats["dead_ends"]
@@ -127,7 +130,7 @@ def test_dead_end_constructed():
     tab[0] = ["7S", "5H", "6H"]
     tab[5] = ["QS", "7C"]
     S = _Search(Game.from_dict(d, undo_depth=0), 1)
-    assert not K.dead_end(S.s, S.cfg, np.zeros(K.TMP_SIZE, np.int64))
+    assert not dead_end(S.s, S.cfg, np.zeros(TMP_SIZE, np.int64))
 
 
 # Double Solitaire, Vegas scoring: the waste of the single pass is never turned over. Both 6♥ are
@@ -157,22 +160,22 @@ VEGAS_STUCK = {
 def test_vegas_dead_end_constructed():
     r = solve(VEGAS_STUCK, max_seconds=10)
     assert r.verdict == "unsolvable" and r.nodes == 0 and r.stats["dead_ends"] == 1
-    assert solve(VEGAS_STUCK, max_seconds=10, _flags=K.FL_NO_DEADEND).verdict == "unsolvable"
+    assert solve(VEGAS_STUCK, max_seconds=10, _flags=FL_NO_DEADEND).verdict == "unsolvable"
     ref = solve(VEGAS_STUCK, max_seconds=30, _flags=REFERENCE, _restarts=False)
     assert ref.verdict == "unsolvable"
     # With Normal scoring the waste turns over: the black 7s come back, not a dead end.
     normal = dict(VEGAS_STUCK, code="DS1-D1N-AAAAAAB")
     S = _Search(Game.from_dict(normal, undo_depth=0), 1)
-    assert not K.dead_end(S.s, S.cfg, np.zeros(K.TMP_SIZE, np.int64))
+    assert not dead_end(S.s, S.cfg, np.zeros(TMP_SIZE, np.int64))
     # One black 7 on a column instead: the 6♥ can leave the waste, not a dead end.
     d = json.loads(json.dumps(VEGAS_STUCK))
     d["waste"].remove("7C")
     d["tableau"][6] = ["7C"]
     S = _Search(Game.from_dict(d, undo_depth=0), 1)
-    assert not K.dead_end(S.s, S.cfg, np.zeros(K.TMP_SIZE, np.int64))
+    assert not dead_end(S.s, S.cfg, np.zeros(TMP_SIZE, np.int64))
 
 
-# ---- the single pass (kernels.single_pass_lost) --------------------------------------------------
+# ---- the single pass (single_pass.single_pass_lost) ----------------------------------------------
 
 
 def test_single_pass_bound_at_the_root():
@@ -180,32 +183,32 @@ def test_single_pass_bound_at_the_root():
     # view, nothing covers anything) leaves cards off the foundations at the end of the stock.
     r = solve("DS1-D3V-AAAAAAF", max_seconds=10)
     assert r.verdict == "unsolvable" and r.nodes == 0 and r.stats["dead_ends"] == 1
-    free = solve("DS1-D3V-AAAAAAF", max_seconds=10, _flags=K.FL_NO_PASS)
+    free = solve("DS1-D3V-AAAAAAF", max_seconds=10, _flags=FL_NO_PASS)
     assert free.verdict == "unsolvable" and free.nodes > 1000
     S = _Search(Game.from_code("DS1-D3V-AAAAAAF", undo_depth=0), 1)
-    w = np.zeros(K.TMP_SIZE, np.int64)
-    assert K.single_pass_lost(S.s, S.cfg, w)
-    assert not K.dead_end_double(S.s, S.cfg, w)  # the frozen-prefix test does not see it
+    w = np.zeros(TMP_SIZE, np.int64)
+    assert single_pass_lost(S.s, S.cfg, w)
+    assert not dead_end_double(S.s, S.cfg, w)  # the frozen-prefix test does not see it
     # Only the single pass: the same deal with Normal scoring is no business of the bound.
     S = _Search(Game.from_code("DS1-D3N-AAAAAAF", undo_depth=0), 1)
-    assert not K.single_pass_lost(S.s, S.cfg, w)
+    assert not single_pass_lost(S.s, S.cfg, w)
 
 
 def test_single_pass_bound_never_on_a_winning_line():
     # Every position along solutions found without the bound (random Vegas end games).
     rng = random.Random("single pass")
     checked = 0
-    w = np.zeros(K.TMP_SIZE, np.int64)
+    w = np.zeros(TMP_SIZE, np.int64)
     for code, off in [("DS1-D1V-AAAAAAB", 48), ("DS1-D3V-AAAAAAB", 48)]:
         for _ in range(6):
             d = random_position(code, rng, off)
-            r = solve(d, max_nodes=300_000, max_seconds=10, _flags=K.FL_NO_PASS)
+            r = solve(d, max_nodes=300_000, max_seconds=10, _flags=FL_NO_PASS)
             if r.verdict != "solvable":
                 continue
             g = Game.from_dict(d, undo_depth=0)
             for move in [*r.solution, None]:
                 S = _Search(g, 1)
-                assert not K.single_pass_lost(S.s, S.cfg, w), (d, move)
+                assert not single_pass_lost(S.s, S.cfg, w), (d, move)
                 if move is not None:
                     g.play(move)
             checked += 1
@@ -215,6 +218,6 @@ def test_single_pass_bound_never_on_a_winning_line():
 def test_single_pass_bound_shortens_proofs():
     # DS1-D3V deal 27: proven lost in about 1,600 nodes with the bound, about 33,000 without.
     r = solve("DS1-D3V-AAAAAA3", max_seconds=20)
-    free = solve("DS1-D3V-AAAAAA3", max_seconds=20, _flags=K.FL_NO_PASS)
+    free = solve("DS1-D3V-AAAAAA3", max_seconds=20, _flags=FL_NO_PASS)
     assert r.verdict == free.verdict == "unsolvable"
     assert r.nodes * 5 < free.nodes, (r.nodes, free.nodes)

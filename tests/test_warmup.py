@@ -48,14 +48,14 @@ def test_a_long_part_shows_its_progress(monkeypatch):
     def part():
         _compile(_kernel("numpy.linalg", "other"))  # not ours: not counted
         _compile(_kernel("agents.greedy", "_rank"))
-        _compile(_kernel("solitaire_gym.solver.kernels", "search"), seconds=0.4)  # a long one
+        _compile(_kernel("solitaire_gym.solver.loop", "search"), seconds=0.4)  # a long one
 
     monkeypatch.setitem(w.PARTS, "slow", part)
     out = io.StringIO()
     assert w.warmup(["slow"], out=out)["slow"][1] == 2
     lines = out.getvalue().splitlines()
     assert lines[0] == "warmup: slow ..."
-    ticks = [x for x in lines if "now solver.kernels.search" in x]
+    ticks = [x for x in lines if "now solver.loop.search" in x]
     assert len(ticks) >= 2 and "kernels compiled: 2" in ticks[-1]  # it goes on through the kernel
     assert lines[-2].startswith("warmup: slow ... ") and lines[-2].endswith("(2 kernels compiled)")
 

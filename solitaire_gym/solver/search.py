@@ -1,8 +1,8 @@
 """The solver's Python face: budgets, the result, the certificate, hints.
 
-:func:`solve` runs the compiled search (``kernels.py``) in chunks, looking at the clock between
-chunks, growing its arrays when the search asks, and replays every solution it returns through
-:class:`~solitaire_gym.Game` from the starting position before handing it out.
+:func:`solve` runs the compiled search (``loop.py``, and the modules it calls) in chunks, looking
+at the clock between chunks, growing its arrays when the search asks, and replays every solution
+it returns through :class:`~solitaire_gym.Game` from the starting position before handing it out.
 """
 
 from __future__ import annotations
@@ -21,7 +21,42 @@ from solitaire_gym.engine.play import undo_record
 from solitaire_gym.engine.state import allocate, copy_state
 from solitaire_gym.engine.variants import G_DRAW, G_GAME, REFLECHI, SEAHAVEN
 from solitaire_gym.errors import ArgumentError, SolitaireError, is_int, shown
-from solitaire_gym.solver import kernels as K
+from solitaire_gym.solver import keys, loop, shortcuts
+from solitaire_gym.solver.layout import (
+    C_BEST,
+    C_DEAD,
+    C_DEADEND,
+    C_FLAGS,
+    C_GEN,
+    C_HITS,
+    C_JITTER,
+    C_MAXDEPTH,
+    C_NODES,
+    C_RECS,
+    C_RNG,
+    C_SIZE,
+    C_TT,
+    F_SIZE,
+    FL_HOPS_DRAW3,
+    FL_NO_SPLIT,
+    FL_NO_TAKEBACK,
+    MOVE_MARGIN,
+    MOVE_MASK,
+    SCRATCH,
+    SEQ,
+    ST_BUDGET,
+    ST_BUG,
+    ST_EXHAUSTED,
+    ST_GROW_FRAMES,
+    ST_GROW_MOVES,
+    ST_GROW_RECS,
+    ST_GROW_TSTACK,
+    ST_GROW_TT,
+    ST_GROW_WALK,
+    ST_RUN_DONE,
+    ST_WON,
+    TMP_SIZE,
+)
 
 VERDICTS = ("solvable", "unsolvable", "unknown")
 THOUGHTFUL_NOTE = (
@@ -47,7 +82,7 @@ _RESTART_UNIT = 4096  # nodes per unit of the Luby sequence
 _FINAL_AFTER: int | None = None
 _JITTER = 1000  # random noise added to move scores after the first run (they span about 1500)
 # Side runs: a share of the nodes goes to runs that leave out moves most solutions do without
-# (kernels.FL_NO_SPLIT: splitting a built sequence between columns; FL_NO_TAKEBACK: taking a card
+# (layout.FL_NO_SPLIT: splitting a built sequence between columns; FL_NO_TAKEBACK: taking a card
 # back from a foundation). Such a run finds a win much sooner when one exists without those
 # moves, and still proves lost the components in which nothing was left out. By (game, draw):
 # the flag sets, taken in turn, and the share of the nodes. Double Solitaire wins at once with
@@ -57,8 +92,8 @@ _JITTER = 1000  # random noise added to move scores after the first run (they sp
 # side runs without take-backs alone (127, 458 and 754; the first two in under 0.1 s), lost no
 # win, and took 13% less time; both kinds in turn won 2 more (docs/solver.md).
 _SIDE_RUNS: dict[tuple[int, int], tuple[tuple[int, ...], float]] = {
-    (REFLECHI, 1): ((K.FL_NO_SPLIT, K.FL_NO_SPLIT | K.FL_NO_TAKEBACK), 0.5),
-    (REFLECHI, 3): ((K.FL_NO_SPLIT | K.FL_NO_TAKEBACK,), 0.1),
+    (REFLECHI, 1): ((FL_NO_SPLIT, FL_NO_SPLIT | FL_NO_TAKEBACK), 0.5),
+    (REFLECHI, 3): ((FL_NO_SPLIT | FL_NO_TAKEBACK,), 0.1),
 }
 _SIDE_RNG = 0x2545F4914F6CDD1D
 # With a last run, by (game, draw): a side run that comes uncut before it, while no run of its kind
@@ -66,9 +101,9 @@ _SIDE_RNG = 0x2545F4914F6CDD1D
 # smaller than the whole: Réfléchi draw 1 without splits), after which the last run proves the
 # loss with whatever that run proved lost. Draw 3 has none: without take-backs its game is nearly
 # the whole.
-_LAST_SIDE_RUN: dict[tuple[int, int], int] = {(REFLECHI, 1): K.FL_NO_SPLIT}
+_LAST_SIDE_RUN: dict[tuple[int, int], int] = {(REFLECHI, 1): FL_NO_SPLIT}
 # Hop classes late, by (game, draw): once the runs so far have expanded this many nodes, every
-# later run of the Luby sequence treats hop classes as nodes (kernels.FL_HOPS_DRAW3); the side
+# later run of the Luby sequence treats hop classes as nodes (layout.FL_HOPS_DRAW3); the side
 # runs stay without. Réfléchi draw 3 only: there a class costs about twice a position, which the
 # many short searches (most wins) do not earn back, while the large proofs of loss take half the
 # time with classes. Exact either way: a class is won or lost with each of its members and is
@@ -181,9 +216,9 @@ def warm_up() -> None:
     global _warm
     if not _warm:
         S = _Search(RulesGame.from_code("TF1-D1N-AAAAAAB", undo_depth=0), 1.0)
-        K.init_root(*S.args())
-        K.search(*S.args(), 2, 100)
-        K.restart(*S.args())
+        loop.init_root(*S.args())
+        loop.search(*S.args(), 2, 100)
+        loop.restart(*S.args())
         S.rehash(S.tt[0].shape[0])
         _warm = True
 
@@ -226,13 +261,13 @@ class _Search:
         size = min(_TT_START, self.tt_cap)
         self.tt = [np.zeros(size, np.uint64), np.zeros(size, np.uint64), np.zeros(size, np.int64)]
         self.recs = np.zeros(1 << 12, np.int64)
-        self.frames = np.zeros((1 << 10, K.F_SIZE), np.int64)
+        self.frames = np.zeros((1 << 10, F_SIZE), np.int64)
         self.moves = np.zeros(1 << 14, np.int32)
-        self.ctl = np.zeros(K.C_SIZE, np.int64)
-        self.acts = np.zeros(K.SCRATCH, np.int32)
-        self.sc = np.zeros(K.MOVE_MARGIN, np.int64)
-        self.tmp = np.zeros(K.TMP_SIZE, np.int64)
-        self.seen = np.zeros(K.SEQ + 8, np.int8)
+        self.ctl = np.zeros(C_SIZE, np.int64)
+        self.acts = np.zeros(SCRATCH, np.int32)
+        self.sc = np.zeros(MOVE_MARGIN, np.int64)
+        self.tmp = np.zeros(TMP_SIZE, np.int64)
+        self.seen = np.zeros(SEQ + 8, np.int8)
         self.ts = [np.zeros(1 << 12, np.uint64), np.zeros(1 << 12, np.uint64)]
         self.wk = [np.zeros(1 << 12, np.int8), np.zeros(1 << 12, np.int32)]
 
@@ -256,30 +291,30 @@ class _Search:
 
     def rehash(self, size: int) -> None:
         new = [np.zeros(size, np.uint64), np.zeros(size, np.uint64), np.zeros(size, np.int64)]
-        self.ctl[K.C_TT] = K.tt_rehash(*self.tt, *new, self.ctl[K.C_GEN])
+        self.ctl[C_TT] = keys.tt_rehash(*self.tt, *new, self.ctl[C_GEN])
         self.tt = new
 
     def grow(self, status: int) -> bool:
         """Grow what the search asked for; False if the visited set may not grow (memory)."""
-        if status == K.ST_GROW_TT:
+        if status == ST_GROW_TT:
             size = self.tt[0].shape[0]
             self.rehash(size)  # drops stale entries
-            if 2 * (self.ctl[K.C_TT] + 1) > size * 0.8:
+            if 2 * (self.ctl[C_TT] + 1) > size * 0.8:
                 if size * 2 <= self.tt_cap:
                     self.rehash(size * 2)
-                elif 2 * (self.ctl[K.C_TT] + 64) > size:
+                elif 2 * (self.ctl[C_TT] + 64) > size:
                     return False
-        elif status == K.ST_GROW_RECS:
+        elif status == ST_GROW_RECS:
             self.recs = _grow(self.recs)
-        elif status == K.ST_GROW_FRAMES:
+        elif status == ST_GROW_FRAMES:
             self.frames = _grow(self.frames)
-        elif status == K.ST_GROW_MOVES:
+        elif status == ST_GROW_MOVES:
             self.moves = _grow(self.moves)
-        elif status == K.ST_GROW_TSTACK:
+        elif status == ST_GROW_TSTACK:
             self.ts = [_grow(a) for a in self.ts]
-        elif status == K.ST_GROW_WALK:
+        elif status == ST_GROW_WALK:
             self.wk = [_grow(a) for a in self.wk]
-        elif status == K.ST_BUG:
+        elif status == ST_BUG:
             raise SolverBug("the search was about to play an illegal move")
         return True
 
@@ -309,7 +344,7 @@ def run_search(
     deadline = None if max_seconds is None else t0 + max_seconds
     S = _Search(game, table_mb)
     ctl = S.ctl
-    ctl[K.C_RNG] = 88172645463325252
+    ctl[C_RNG] = 88172645463325252
     # Side runs (see _SIDE_RUNS): one comes after a run of the Luby sequence while they have had
     # less than their share of the nodes; a kind of side run stops when one of its runs ends
     # without a win (none exists without those moves). They draw their move-order noise from their
@@ -317,7 +352,7 @@ def run_search(
     key = (int(game.cfg[G_GAME]), int(game.cfg[G_DRAW]))
     side_kinds, side_share = _SIDE_RUNS.get(key, ((), 0))
     last_side = _LAST_SIDE_RUN.get(key, 0)
-    if not restarts_on or flags & (K.FL_NO_TAKEBACK | K.FL_NO_SPLIT):
+    if not restarts_on or flags & (FL_NO_TAKEBACK | FL_NO_SPLIT):
         side_kinds = ()
     side_kinds = list(side_kinds)
     classes_after = _CLASSES_AFTER.get(key) if restarts_on else None
@@ -327,8 +362,8 @@ def run_search(
     side_rng = _SIDE_RNG
     full_rng = 0  # the Luby sequence's generator while a side run has its own
     side_jitter = 0  # the first side run takes the plain order
-    ctl[K.C_FLAGS] = flags
-    status = K.init_root(*S.args())
+    ctl[C_FLAGS] = flags
+    status = loop.init_root(*S.args())
     reason = None
     restarts = 0
     run_start = 0
@@ -336,90 +371,90 @@ def run_search(
     final_from = -1  # the node count at which the last run began (-1: not yet)
     uncut_side = False  # the side run under way is the one before the last run
     node_cap = np.iinfo(np.int64).max if max_nodes is None else max_nodes
-    while status not in (K.ST_WON, K.ST_EXHAUSTED):
-        if status == K.ST_BUG:  # from entering the root (init_root, restart): no run to go on with
+    while status not in (ST_WON, ST_EXHAUSTED):
+        if status == ST_BUG:  # from entering the root (init_root, restart): no run to go on with
             raise SolverBug("the search was about to play an illegal move")
         last = not restarts_on or final_from >= 0
         limit = node_cap if last or uncut_side else min(node_cap, run_start + run_len)
-        status = K.search(*S.args(), limit, _CHUNK_WORK)
-        if status in (K.ST_WON, K.ST_EXHAUSTED):
+        status = loop.search(*S.args(), limit, _CHUNK_WORK)
+        if status in (ST_WON, ST_EXHAUSTED):
             break
-        if ctl[K.C_NODES] >= node_cap:
+        if ctl[C_NODES] >= node_cap:
             reason = "nodes"
             break
         if deadline is not None and now() >= deadline:
             reason = "seconds"
             break
-        if status == K.ST_RUN_DONE and last:
+        if status == ST_RUN_DONE and last:
             reason = "incomplete"  # (only when the caller asked for a side run's flag)
             break
-        if status not in (K.ST_BUDGET, K.ST_RUN_DONE) and not S.grow(status):
+        if status not in (ST_BUDGET, ST_RUN_DONE) and not S.grow(status):
             reason = "memory"
             break
         if not last and (
-            status == K.ST_RUN_DONE
-            or (status == K.ST_BUDGET and ctl[K.C_NODES] >= run_start + run_len and not uncut_side)
+            status == ST_RUN_DONE
+            or (status == ST_BUDGET and ctl[C_NODES] >= run_start + run_len and not uncut_side)
         ):
             if side:
-                side_nodes += int(ctl[K.C_NODES]) - run_start
-                if status == K.ST_RUN_DONE:
+                side_nodes += int(ctl[C_NODES]) - run_start
+                if status == ST_RUN_DONE:
                     side_kinds.remove(side)  # no win without those moves: no more of this kind
                 side = 0  # back to the Luby sequence, with its own noise
-                side_rng, ctl[K.C_RNG] = int(ctl[K.C_RNG]), full_rng
-                ctl[K.C_JITTER] = _JITTER
+                side_rng, ctl[C_RNG] = int(ctl[C_RNG]), full_rng
+                ctl[C_JITTER] = _JITTER
             else:
                 restarts += 1
                 run_len = _RESTART_UNIT * luby(restarts + 1)
-                ctl[K.C_JITTER] = _JITTER
+                ctl[C_JITTER] = _JITTER
                 if (
                     side_kinds
-                    and side_nodes < side_share * int(ctl[K.C_NODES])
-                    and not (_FINAL_AFTER is not None and ctl[K.C_NODES] >= _FINAL_AFTER)
+                    and side_nodes < side_share * int(ctl[C_NODES])
+                    and not (_FINAL_AFTER is not None and ctl[C_NODES] >= _FINAL_AFTER)
                 ):
                     side = side_kinds[side_next % len(side_kinds)]
                     side_next += 1
-                    full_rng, ctl[K.C_RNG] = int(ctl[K.C_RNG]), side_rng
-                    ctl[K.C_JITTER], side_jitter = side_jitter, _JITTER
-            if _FINAL_AFTER is not None and ctl[K.C_NODES] >= _FINAL_AFTER:
+                    full_rng, ctl[C_RNG] = int(ctl[C_RNG]), side_rng
+                    ctl[C_JITTER], side_jitter = side_jitter, _JITTER
+            if _FINAL_AFTER is not None and ctl[C_NODES] >= _FINAL_AFTER:
                 # Uncut from here on: the side run named for the game if its kind is still
                 # live and none came yet, then the last run (plain order, no side run).
                 if not uncut_side and last_side in side_kinds:
                     uncut_side = True
                     side = last_side
-                    full_rng, ctl[K.C_RNG] = int(ctl[K.C_RNG]), side_rng
+                    full_rng, ctl[C_RNG] = int(ctl[C_RNG]), side_rng
                 else:
                     uncut_side = False
-                    final_from = int(ctl[K.C_NODES])
-                ctl[K.C_JITTER] = 0
+                    final_from = int(ctl[C_NODES])
+                ctl[C_JITTER] = 0
             late = 0  # hop classes late (_CLASSES_AFTER), in the runs of the Luby sequence
-            if classes_after is not None and not side and ctl[K.C_NODES] >= classes_after:
-                late = K.FL_HOPS_DRAW3
-            ctl[K.C_FLAGS] = flags | side | late
-            status = K.restart(*S.args())
-            run_start = int(ctl[K.C_NODES])
+            if classes_after is not None and not side and ctl[C_NODES] >= classes_after:
+                late = FL_HOPS_DRAW3
+            ctl[C_FLAGS] = flags | side | late
+            status = loop.restart(*S.args())
+            run_start = int(ctl[C_NODES])
     seconds = now() - t0
     stats = {
-        "nodes": int(ctl[K.C_NODES]),
-        "seen_again": int(ctl[K.C_HITS]),
-        "proven_lost": int(ctl[K.C_DEAD]),
-        "dead_ends": int(ctl[K.C_DEADEND]),
-        "max_depth": int(ctl[K.C_MAXDEPTH]),
-        "most_home": int(ctl[K.C_BEST]),
+        "nodes": int(ctl[C_NODES]),
+        "seen_again": int(ctl[C_HITS]),
+        "proven_lost": int(ctl[C_DEAD]),
+        "dead_ends": int(ctl[C_DEADEND]),
+        "max_depth": int(ctl[C_MAXDEPTH]),
+        "most_home": int(ctl[C_BEST]),
         "restarts": restarts,
         "last_run_from": final_from,
         "table_size": int(S.tt[0].shape[0]),
     }
-    if status == K.ST_WON:
-        path = (S.recs[: ctl[K.C_RECS]] & K.MOVE_MASK).astype(np.int64)
+    if status == ST_WON:
+        path = (S.recs[: ctl[C_RECS]] & MOVE_MASK).astype(np.int64)
         if shorten and len(path):
             t = copy_state(S.s)
-            for r in S.recs[ctl[K.C_RECS] - 1 :: -1]:
+            for r in S.recs[ctl[C_RECS] - 1 :: -1]:
                 undo_record(t, 0, S.cfg, r)  # back to the start
             out = np.zeros(len(path), np.int64)
-            path = out[: K.shorten(t, S.cfg, S.Z, path, S.acts, out)]
-        stats["solution_found"] = int(ctl[K.C_RECS])
+            path = out[: shortcuts.shorten(t, S.cfg, S.Z, path, S.acts, out)]
+        stats["solution_found"] = int(ctl[C_RECS])
         return "solvable", None, [int(a) for a in path], stats, seconds
-    if status == K.ST_EXHAUSTED:
+    if status == ST_EXHAUSTED:
         return "unsolvable", None, [], stats, seconds
     return "unknown", reason, [], stats, seconds
 
@@ -430,7 +465,7 @@ _Z: np.ndarray | None = None
 def _zobrist() -> np.ndarray:
     global _Z
     if _Z is None:
-        _Z = K.zobrist_table()
+        _Z = keys.zobrist_table()
     return _Z
 
 
@@ -473,7 +508,7 @@ def solve(
     ``max_seconds`` (and the result's ``seconds``) count: ``"wall"``, elapsed time (the default),
     or ``"cpu"``, this process's CPU time (a budget that does not shrink when other work shares the
     cores: for studies on a busy machine). ``_flags``
-    (``kernels.FL_*``) and ``_restarts=False`` switch reductions off, for tests and measurements.
+    (``layout.FL_*``) and ``_restarts=False`` switch reductions off, for tests and measurements.
 
     **Thoughtful solving.** Solitaire Réfléchi and Double Solitaire hide cards from the player
     (the stock; Double Solitaire's face-down cards); the solver plays them with every card known.
