@@ -20,8 +20,8 @@ from agents.play import VARIANTS
 
 POLICY_NAMES = ("random", "greedy", "learned", "search", "puct", "solver")
 """The players with a name; a path to a policy checkpoint (``.npz``) is accepted as well, and
-``search@N`` (``N`` nodes per move), ``search@N-l2`` (nested level 2) and ``search@N-v`` (valued by
-the value network) for other budgets of the search player (:func:`search_budget`); ``puct@N`` the
+``search@N`` (``N`` nodes per move), ``search@N-l2`` (nested level 2), ``search@N-p`` (rollouts
+played by the policy network) and ``search@N-v`` (valued by the value network) for other budgets of the search player (:func:`search_budget`); ``puct@N`` the
 tree search at ``N`` nodes per move (:func:`puct_budget`)."""
 
 PUCT_NODES = 256
@@ -29,20 +29,23 @@ PUCT_NODES = 256
 
 
 class SearchBudget(NamedTuple):
-    """What a search player's name asks for: nodes per move, nested level, and whether rollouts
-    are valued by the variant's committed value network."""
+    """What a search player's name asks for: nodes per move, nested level, whether rollouts
+    are valued by the variant's committed value network, and whether its committed policy
+    network plays them (instead of the greedy player)."""
 
     nodes: int
     level: int
     value: bool = False
+    policy: bool = False
 
 
 def search_budget(name: str) -> SearchBudget | None:
     """The :class:`SearchBudget` of a search player's name: ``search`` is the shipped budget
     (``agents.search.DEFAULT_NODES``, level 1), ``search@256`` 256 nodes per move, ``search@256-l2``
-    the same at level 2, a ``-v`` at the end (``search@256-v``, ``search@256-l2-v``) values the
-    rollouts with the value network (``agents/search/value.py``); None for a name that is not the
-    search player's. A malformed budget raises ``ValueError`` naming it."""
+    the same at level 2, ``-p`` after them has the variant's committed policy network play the
+    rollouts (``search@256-p``), a ``-v`` at the end (``search@256-v``, ``search@256-l2-p-v``)
+    values the rollouts with the value network (``agents/search/value.py``); None for a name that
+    is not the search player's. A malformed budget raises ``ValueError`` naming it."""
     if not isinstance(name, str) or not (name == "search" or name.startswith("search@")):
         return None
     from agents.search.rollouts import DEFAULT_NODES, MAX_LEVEL, MAX_NODES
@@ -53,6 +56,9 @@ def search_budget(name: str) -> SearchBudget | None:
     value = flags[-1:] == ["v"]
     if value:
         flags.pop()
+    policy = flags[-1:] == ["p"]
+    if policy:
+        flags.pop()
     level = flags[0][1:] if len(flags) == 1 and flags[0].startswith("l") else ""
     ok = nodes.isascii() and nodes.isdigit() and len(nodes) <= 8 and len(flags) <= 1
     ok = ok and (not flags or (level.isascii() and level.isdigit() and len(level) == 1))
@@ -61,10 +67,10 @@ def search_budget(name: str) -> SearchBudget | None:
     if not ok or not 1 <= n <= MAX_NODES or not 1 <= lv <= MAX_LEVEL:
         raise ValueError(
             f"bad search budget {name[:40]!r}: use search, search@N (N in 1 … {MAX_NODES} nodes "
-            f"per move), search@N-lL (L in 1 … {MAX_LEVEL}), and -v at the end for the value "
-            "network"
+            f"per move), search@N-lL (L in 1 … {MAX_LEVEL}), then -p for policy rollouts and -v "
+            "for the value network"
         )
-    return SearchBudget(n, lv, value)
+    return SearchBudget(n, lv, value, policy)
 
 
 def puct_budget(name: str) -> int | None:
@@ -136,13 +142,17 @@ def make_agent(
     if budget is not None:
         from agents.search import RolloutSearch
 
-        value = None
+        value = rollout = None
         if budget.value:
             from agents.search.value import committed_value
 
             value = committed_value(variant)
+        if budget.policy:
+            from agents.policy import learned_agent
+
+            rollout = learned_agent(variant, game=game, options=options, device=device)
         return RolloutSearch(game, options, nodes=budget.nodes, level=budget.level, seed=seed,
-                             value=value, name=str(policy))  # fmt: skip
+                             value=value, rollout=rollout, name=str(policy))  # fmt: skip
     nodes = puct_budget(str(policy))
     if nodes is not None:
         from agents.policy import learned_agent

@@ -27,6 +27,7 @@ KINDS = {
     "search": "search (rollouts, level 1)",
     "search-l2": "search, level 2",
     "search-v": "search, rollouts valued by the value network",
+    "search-p": "search, rollouts played by the policy network",
     "puct": "tree search (PUCT: policy prior, value network)",
 }
 """The searches a budget folder may hold, by kind, as the plot names them."""
@@ -41,7 +42,12 @@ def kind_of(name: str) -> tuple[str, int] | None:
     budget = search_budget(name)
     if budget is None:
         return None
-    kind = "search-v" if budget.value else ("search-l2" if budget.level == 2 else "search")
+    if budget.value:
+        kind = "search-v"
+    elif budget.policy:
+        kind = "search-p"
+    else:
+        kind = "search-l2" if budget.level == 2 else "search"
     return kind, budget.nodes
 
 
@@ -134,7 +140,7 @@ def plot(data: dict, path: Path) -> None:
             ys = [100 * p[3]["win_rate"] for p in pts]
             err = [[100 * (p[3]["win_rate"] - p[3]["win_rate_ci95"][0]) for p in pts],
                    [100 * (p[3]["win_rate_ci95"][1] - p[3]["win_rate"]) for p in pts]]  # fmt: skip
-            ax.errorbar(xs, ys, yerr=err, marker="os^D"[k], capsize=3, label=label,
+            ax.errorbar(xs, ys, yerr=err, marker="os^Dv"[k], capsize=3, label=label,
                         color=("tab:blue", "tab:purple", "tab:red", "tab:green")[k])  # fmt: skip
         for player, (colour, style) in styles.items():
             r = data[tag]["refs"].get(player)

@@ -2,6 +2,7 @@
 
     python experiments/search_sweep.py SH1-C4 --nodes 1024 --candidates 8 --noise 25
     python experiments/search_sweep.py TF1-D1N --nodes 256 --first 2000 --deals 100
+    python experiments/search_sweep.py DS1-D3N --nodes 64 --rollout policy --first 0 --deals 30
 
 plays :class:`agents.search.RolloutSearch` of one variant with the settings given (the defaults
 are the shipped player's) on evaluation deals ``first … first + deals − 1`` (2000 … 2099 by
@@ -27,7 +28,11 @@ def main(argv: list[str] | None = None) -> str:
     ap.add_argument("--level", type=int, default=1)
     ap.add_argument("--samples", type=int, default=rollouts.DEFAULT_SAMPLES)
     ap.add_argument("--candidates", type=int, default=rollouts.MAX_CANDIDATES)
-    ap.add_argument("--noise", type=float, default=rollouts.NOISE)
+    ap.add_argument("--rollout", choices=("greedy", "policy"), default="greedy",
+                    help="the greedy player or the committed policy network")  # fmt: skip
+    ap.add_argument("--noise", type=float, default=None,
+                    help=f"noisy rollouts' scale (default {rollouts.NOISE:g} for greedy, "
+                         f"{rollouts.POLICY_NOISE:g} for the policy)")  # fmt: skip
     ap.add_argument(
         "--no-hindsight",
         action="store_true",
@@ -40,9 +45,15 @@ def main(argv: list[str] | None = None) -> str:
         ap.error("--first must be in 0 … 10**9 and --deals in 1 … 100000")
     game, options = VARIANTS[args.variant]
     try:
+        rollout = None
+        if args.rollout == "policy":
+            from agents.policy import learned_agent
+
+            rollout = learned_agent(args.variant, game=game, options=options)
         agent = rollouts.RolloutSearch(
             game, options, nodes=args.nodes, level=args.level, samples=args.samples,
             candidates=args.candidates, noise=args.noise, hindsight=not args.no_hindsight,
+            rollout=rollout,
         )  # fmt: skip
     except ValueError as e:
         ap.error(str(e))
@@ -54,7 +65,7 @@ def main(argv: list[str] | None = None) -> str:
     lo, hi = wilson_interval(won, len(results))
     line = (
         f"{args.variant} nodes={args.nodes} level={args.level} samples={args.samples} "
-        f"candidates={args.candidates} noise={args.noise:g} hindsight={not args.no_hindsight} deals {deals.start}-{deals.stop - 1}: "
+        f"candidates={args.candidates} rollout={args.rollout} noise={agent.noise:g} hindsight={not args.no_hindsight} deals {deals.start}-{deals.stop - 1}: "
         f"{won}/{len(results)} = {won / len(results):.1%} ({lo:.1%}-{hi:.1%}), "
         f"{cpu / len(results):.2f} CPU s per game, "
         f"{agent.nodes_spent / max(agent.decisions, 1):.0f} nodes per move"

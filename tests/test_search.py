@@ -13,6 +13,7 @@ from agents.base import GameView
 from agents.named import is_policy_name, search_budget
 from agents.play import VARIANTS
 from agents.search import DEFAULT_NODES, RolloutSearch, plan
+from agents.search.rollouts import POLICY_NOISE
 from solitaire_gym.engine.information import copy_rows, redeal_unseen, unseen_counts
 from solitaire_gym.envs import kernels
 from solitaire_gym.envs.core import EnvCore, EnvOptions
@@ -251,11 +252,13 @@ def test_search_beats_greedy_on_seahaven():
 
 
 def test_search_names():
-    assert search_budget("search") == (DEFAULT_NODES, 1, False)
-    assert search_budget("search@64") == (64, 1, False)
-    assert search_budget("search@64-l2") == (64, 2, False)
-    assert search_budget("search@64-v") == (64, 1, True)
-    assert search_budget("search@64-l2-v") == (64, 2, True)
+    assert search_budget("search") == (DEFAULT_NODES, 1, False, False)
+    assert search_budget("search@64") == (64, 1, False, False)
+    assert search_budget("search@64-l2") == (64, 2, False, False)
+    assert search_budget("search@64-v") == (64, 1, True, False)
+    assert search_budget("search@64-l2-v") == (64, 2, True, False)
+    assert search_budget("search@64-p") == (64, 1, False, True)
+    assert search_budget("search@64-l2-p-v") == (64, 2, True, True)
     assert search_budget("greedy") is None
     assert is_policy_name("search@16") and not is_policy_name("greedier")
     for bad in (
@@ -265,6 +268,9 @@ def test_search_names():
         "search@64-l3",
         "search@64-l",
         "search@64-v-l2",
+        "search@64-v-p",
+        "search@64-p-l2",
+        "search@64-pp",
         "search@64-vv",
         "search@64-l2-l2",
         "search@64--v",
@@ -280,6 +286,58 @@ def test_search_names():
         RolloutSearch("seahaven_towers", {"cells": 4}, nodes=0)
     with pytest.raises(ValueError, match="pass view=env"):
         agent.act(np.zeros((1, 639), np.float32), np.ones((1, 10), np.int8))
+
+
+def _policy_search(tag: str, nodes: int) -> RolloutSearch:
+    agent = make_agent(f"search@{nodes}-p", tag)
+    assert agent.name == f"search@{nodes}-p" and agent.noise == POLICY_NOISE
+    return agent
+
+
+def test_policy_rollouts_are_played_by_the_network(monkeypatch):
+    """``search@N-p``: the committed policy network plays the rollouts (every rollout move is
+    its choice), and the greedy player plays none of them."""
+    from agents.greedy import GreedyAgent
+    from agents.policy import PolicyAgent
+
+    calls = {"policy": 0, "greedy": 0}
+    policy_prefs, greedy_prefs = PolicyAgent.preferences, GreedyAgent.preferences
+
+    def count(who, real):
+        def wrapped(self, *a, **k):
+            calls[who] += 1
+            return real(self, *a, **k)
+
+        return wrapped
+
+    agent = _policy_search("SH1-C4", 64)
+    monkeypatch.setattr(PolicyAgent, "preferences", count("policy", policy_prefs))
+    greedy = count("greedy", greedy_prefs)
+    monkeypatch.setattr(GreedyAgent, "preferences", greedy)
+    game, options = VARIANTS["SH1-C4"]
+    play_deals(agent, game, options, [0], max_episode_steps=5)
+    # the greedy player still orders the candidates: once per searched decision (5 at most)
+    assert calls["policy"] > 5 * 10 and 0 < calls["greedy"] <= 5
+    with pytest.raises(ArgumentError, match="rollout must be a policy agent"):
+        RolloutSearch(game, options, rollout="greedy")
+    with pytest.raises(ValueError, match=r"trained on .TF1-D1N.; it cannot play SH1-C4"):
+        RolloutSearch(game, options, rollout=make_agent("learned", "TF1-D1N"))
+
+
+def test_policy_rollouts_are_blind_to_hidden_cards():
+    assert_blind(_policy_search("TF1-D1N", 48), "TF1-D1N", 8)
+
+
+def test_policy_rollouts_are_deterministic_and_independent_of_their_batch():
+    game, options = VARIANTS["SH1-C4"]
+    deals = [0, 1]
+    kw = {"max_episode_steps": 30}
+    together = play_deals(_policy_search("SH1-C4", 32), game, options, deals, **kw)
+    again = play_deals(_policy_search("SH1-C4", 32), game, options, deals, **kw)
+    alone = [play_deals(_policy_search("SH1-C4", 32), game, options, [d], **kw)[0]
+             for d in deals]  # fmt: skip
+    for a, b, c in zip(together, again, alone, strict=True):
+        assert a.to_dict() == b.to_dict() == c.to_dict()
 
 
 def test_evaluate_plays_the_search_player(tmp_path):

@@ -17,6 +17,12 @@ candidate is tried on ``K ≤ samples`` copies of the game (:func:`plan`):
   rolled out by the greedy player and the others by a *noisy* greedy player: Gumbel noise of
   scale ``noise`` added to its priorities, so the copies try different lines.
 
+**The rollout player** is the greedy player, or a policy network (``rollout``; names
+``search@N-p``): it plays the highest of its scores, and a noisy copy adds Gumbel noise of scale
+``noise`` to them (:data:`POLICY_NOISE` by default: with scale 1 on a policy's logits, a noisy
+copy samples its moves from the policy). A network costs far more per node than the greedy
+player (docs/search.md, **Limits**).
+
 Each candidate is played on each copy and followed by a rollout of
 ``D = nodes // (C·K) − 1`` moves at most (``MAX_DEPTH`` at most; it stops earlier when the copy
 is won or stuck).
@@ -93,6 +99,9 @@ CIRCLE_PENALTY = 2.0
 NOISE = 25.0
 """Default scale (``noise``) of the Gumbel noise added to the greedy player's priorities in a
 noisy rollout (the priorities step by 5 to 50: docs of ``agents/greedy.py``)."""
+POLICY_NOISE = 1.0
+"""Default scale of the noise added to a policy network's scores when it plays the rollouts:
+Gumbel noise of scale 1 on logits draws a move from the policy's own distribution."""
 MIN_WAVE = 8
 """Fewest rollout moves a further wave of rollouts is run for (``_search_group``)."""
 TIE = 1e-7
@@ -130,8 +139,10 @@ class RolloutSearch(EngineSearch):
     ``level`` 1 or 2, up to ``samples`` determinizations per decision where cards are hidden,
     random choices from ``seed``; ``value`` (a :class:`~agents.search.value.ValueFunction`, or
     None) values the rollouts that end unwon by the network instead of the cards home;
-    ``candidates`` caps the candidates of a decision and ``noise`` scales the noisy rollouts'
-    Gumbel noise (:data:`MAX_CANDIDATES`, :data:`NOISE`); ``hindsight=False`` makes the further
+    ``rollout`` (a :class:`~agents.policy.PolicyAgent` of the same game, or None: the greedy
+    player) plays the rollouts; ``candidates`` caps the candidates of a decision and ``noise``
+    scales the noisy rollouts' Gumbel noise (:data:`MAX_CANDIDATES`; :data:`NOISE` for the
+    greedy player, :data:`POLICY_NOISE` for a policy, when None); ``hindsight=False`` makes the further
     waves of a game with hidden cards deal new sampled deals, rolled out by greedy, and values a
     candidate by the mean over all its copies instead (module docstring, **Waves**).
     ``nodes_spent`` and ``decisions`` count the search's work (since the agent was made)."""
@@ -139,12 +150,24 @@ class RolloutSearch(EngineSearch):
     def __init__(self, game: str, options: dict | None = None, *, nodes: int = DEFAULT_NODES,
                  level: int = 1, samples: int = DEFAULT_SAMPLES, seed: int = 0,
                  value=None, name: str | None = None, candidates: int = MAX_CANDIDATES,
-                 noise: float = NOISE, hindsight: bool = True) -> None:  # fmt: skip
+                 noise: float | None = None, hindsight: bool = True,
+                 rollout=None) -> None:  # fmt: skip
         self.nodes = _check("nodes", nodes, 1, MAX_NODES)
         self.level = _check("level", level, 1, MAX_LEVEL)
         self.samples = _check("samples", samples, 1, 256)
         self.seed = _check("seed", seed, 0, 2**63 - 1)
         self.candidates = _check("candidates", candidates, 1, 1024)
+        if rollout is not None and not (
+            callable(getattr(rollout, "preferences", None))
+            and callable(getattr(rollout, "commit", None))
+            and callable(getattr(rollout, "check_env", None))
+        ):
+            raise ArgumentError(
+                f"rollout must be a policy agent (agents.policy.PolicyAgent) or None, not "
+                f"{shown(rollout)}"
+            )
+        if noise is None:
+            noise = NOISE if rollout is None else POLICY_NOISE
         if (
             isinstance(noise, bool)
             or not isinstance(noise, (int, float, np.floating))
@@ -160,11 +183,16 @@ class RolloutSearch(EngineSearch):
                 f"value must be a value network (callable) or None, not {shown(value)}"
             )
         self.value = value
-        suffix = (f"-l{level}" if level != 1 else "") + ("-v" if value is not None else "")
+        suffix = (f"-l{level}" if level != 1 else "") + ("-p" if rollout is not None else "")
+        suffix += "-v" if value is not None else ""
         self._setup(game, options, name or f"search@{nodes}{suffix}")
         self.n_cards = self.opts.variant.n_cards
         self._piles = self._batch(0, 1).n_piles  # foundation piles (read from the engine)
-        self._rollout = GreedyAgent(game, options, memory=2 * MAX_DEPTH + 16)
+        if rollout is None:
+            self._rollout = GreedyAgent(game, options, memory=2 * MAX_DEPTH + 16)
+        else:
+            rollout.check_env(game, options or {})  # a policy of another game is refused now
+            self._rollout = _PolicyRollout(rollout)
         self._ranker = GreedyAgent(game, options, memory=16)  # priorities only: never records
         self._order = GreedyAgent(game, options)  # the real games' order, with greedy's memory
         self.lines: dict[int, _Line] = {}
@@ -480,6 +508,20 @@ class RolloutSearch(EngineSearch):
                 if trail is not None:
                     t.line[j] = [int(orders[i][j]), *trail[r, : steps[r]].tolist()]
             start += c * k
+
+
+class _PolicyRollout:
+    """A policy network as the rollout player, with the greedy player's interface
+    (``preferences`` with the games playing, ``commit``): its scores, -inf where illegal."""
+
+    def __init__(self, agent) -> None:
+        self.agent = agent
+
+    def preferences(self, obs, masks, starts, playing) -> np.ndarray:
+        return self.agent.preferences(obs, np.asarray(masks).astype(bool, copy=False), starts)
+
+    def commit(self, obs, masks, actions, playing) -> None:
+        self.agent.commit(obs, np.asarray(masks).astype(bool, copy=False), actions, playing)
 
 
 class _Tally:
