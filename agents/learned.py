@@ -8,19 +8,25 @@ Checkpoints written by ``experiments/train.py`` carry what they were trained on 
 actions, config). :func:`load_checkpoint` refuses a checkpoint for another game or another
 action or observation space with a :class:`CheckpointMismatch` that says both; a checkpoint of
 the same game with other options (Seahaven 4 cells → 1 cell) is accepted, since the action layout
-does not depend on the options, and ``trained_on`` tells.
+does not depend on the options, and ``trained_on`` tells. The same script also writes the
+best policy as weights only (``best.npz``, :mod:`agents.ppo_weights`), which
+:meth:`MaskablePPOAgent.load` loads with no ``trusted`` flag: nothing in it is unpickled.
 """
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from agents.base import Agent
 from agents.torch_setup import net_device, resolve_device
 from solitaire_gym.envs.core import EnvOptions
+
+if TYPE_CHECKING:
+    from agents.ppo_weights import PPOWeightsAgent
 
 
 class CheckpointMismatch(ValueError):
@@ -241,12 +247,22 @@ class MaskablePPOAgent(SB3Agent):
         seed: int = 0,
         trusted: bool = False,
         device: str = "cpu",
-    ) -> MaskablePPOAgent:
+    ) -> MaskablePPOAgent | PPOWeightsAgent:
         """Load ``path`` onto ``device`` (:func:`agents.torch_setup.resolve_device`); with
         ``game``, refuse first (:class:`CheckpointMismatch`) a checkpoint that cannot play it. A
         stable-baselines3 zip holds pickled Python objects, and loading one can run code: it is
         refused (:class:`UntrustedCheckpoint`) before anything is read unless ``trusted=True``
-        (SECURITY.md)."""
+        (SECURITY.md).
+
+        A weights-only ``.npz`` (``checkpoints/best.npz`` of ``experiments/train.py``,
+        :mod:`agents.ppo_weights`) needs no ``trusted``: nothing in it is unpickled. It loads as
+        a :class:`~agents.ppo_weights.PPOWeightsAgent` that plays the same moves, and a bad file
+        or one of another game raises :class:`~agents.checkpoint.CheckpointError`."""
+        if isinstance(path, (str, os.PathLike)) and Path(path).suffix == ".npz":
+            from agents.ppo_weights import load_ppo_weights
+
+            return load_ppo_weights(path, game=game, options=options, name=name,
+                                    deterministic=deterministic, seed=seed, device=device)  # fmt: skip
         from sb3_contrib import MaskablePPO
 
         device = resolve_device(device)
@@ -268,6 +284,6 @@ class MaskablePPOAgent(SB3Agent):
         return agent
 
 
-def load_agent(path: str | Path, **kwargs) -> MaskablePPOAgent:
+def load_agent(path: str | Path, **kwargs) -> MaskablePPOAgent | PPOWeightsAgent:
     """Shorthand for :meth:`MaskablePPOAgent.load`."""
     return MaskablePPOAgent.load(path, **kwargs)

@@ -12,16 +12,23 @@ for.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from agents.base import Agent, RandomAgent
+from agents.checkpoint import FORMAT as POLICY_FORMAT
+from agents.checkpoint import CheckpointError, read_meta_record, read_policy_meta
 from agents.play import VARIANTS
+from agents.ppo_weights import FORMAT as PPO_FORMAT
+from agents.ppo_weights import load_ppo_weights, read_ppo_meta
+from solitaire_gym.errors import shown
 
 POLICY_NAMES = ("random", "greedy", "learned", "search", "puct", "solver")
-"""The players with a name; a path to a policy checkpoint (``.npz``) is accepted as well, and
-``search@N`` (``N`` nodes per move), ``search@N-l2`` (nested level 2), ``search@N-p`` (rollouts
-played by the policy network) and ``search@N-v`` (valued by the value network) for other budgets of the search player (:func:`search_budget`); ``puct@N`` the
+"""The players with a name; a path to an ``.npz`` checkpoint (:func:`load_npz`) is accepted too,
+and ``search@N`` (``N`` nodes per move), ``search@N-l2`` (nested level 2), ``search@N-p``
+(rollouts played by the policy network) and ``search@N-v`` (valued by the value network) for other
+budgets of the search player (:func:`search_budget`); ``puct@N`` the
 tree search at ``N`` nodes per move (:func:`puct_budget`)."""
 
 PUCT_NODES = 256
@@ -113,8 +120,8 @@ def make_agent(
     variant, :func:`agents.policy.learned_agent`; ``search``: the search player,
     :class:`agents.search.RolloutSearch`, at its shipped budget, or ``search@N``; ``puct``: the
     tree search, :class:`agents.search.tree.TreeSearch`, with the committed policy and value
-    networks of the variant), or the path of a policy checkpoint
-    (:func:`agents.policy.load_policy`; a bad file raises
+    networks of the variant), or the path of an ``.npz`` checkpoint (:func:`load_npz`: a policy
+    network or a MaskablePPO policy's weights, played deterministically; a bad file raises
     :class:`agents.policy.CheckpointError`). ``seed`` seeds the random player; the solver's
     budget is per game and ``solver_cache`` (a dict) keeps its solutions between games.
     ``device`` (:func:`agents.torch_setup.resolve_device`): where the network of ``learned`` or
@@ -125,9 +132,7 @@ def make_agent(
         raise ValueError(f"unknown variant {variant!r}: use one of {', '.join(VARIANTS)}")
     game, options = VARIANTS[variant]
     if isinstance(policy, Path) or str(policy).endswith(".npz"):
-        from agents.policy import load_policy
-
-        return load_policy(policy, game=game, options=options, device=device)
+        return load_npz(policy, game=game, options=options, seed=seed, device=device)
     if policy == "random":
         return RandomAgent(seed=seed)
     if policy == "greedy":
@@ -171,3 +176,55 @@ def make_agent(
         f"unknown policy {policy!r}: use {', '.join(POLICY_NAMES)}, search@N, puct@N or a "
         "policy checkpoint (.npz)"
     )
+
+
+NPZ_LOADERS = {
+    POLICY_FORMAT: "a policy network (agents.policy.load_policy)",
+    PPO_FORMAT: "a MaskablePPO policy's weights (agents.ppo_weights.load_ppo_weights)",
+}
+"""The ``.npz`` checkpoints that play, by the format name their record holds."""
+
+
+def npz_format(path: str | os.PathLike[str]) -> str:
+    """The format name of the ``.npz`` checkpoint at ``path`` (a key of :data:`NPZ_LOADERS`),
+    read header first from its record; a :class:`agents.checkpoint.CheckpointError` naming the
+    file and what it is when it is neither (a value network, a teacher shard, no checkpoint)."""
+    fmt = read_meta_record(path, "policy").get("format")
+    if fmt not in NPZ_LOADERS:
+        what = f"a {shown(fmt)} file" if isinstance(fmt, str) else "an .npz with no format name"
+        raise CheckpointError(f"{path} is {what}, not {' or '.join(NPZ_LOADERS.values())}")
+    return fmt
+
+
+def read_npz_meta(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """The checked record of the ``.npz`` checkpoint at ``path``, whichever of
+    :data:`NPZ_LOADERS` it is."""
+    if npz_format(path) == POLICY_FORMAT:
+        return read_policy_meta(path)
+    return read_ppo_meta(path)
+
+
+def load_npz(
+    path: str | os.PathLike[str],
+    *,
+    game: str | None = None,
+    options: dict | None = None,
+    name: str | None = None,
+    deterministic: bool = True,
+    seed: int = 0,
+    device: str = "cpu",
+) -> Agent:
+    """The player of the ``.npz`` checkpoint at ``path``, by its format name
+    (:func:`npz_format`): a policy network (:func:`agents.policy.load_policy`) or a MaskablePPO
+    policy's weights (:func:`agents.ppo_weights.load_ppo_weights`). Never unpickles anything.
+    ``name``: the player's name (default: the loader's, ``learned`` or ``ppo``); with ``game``,
+    one that cannot play it is refused first (:class:`agents.checkpoint.CheckpointError`)."""
+    kw: dict[str, Any] = {"game": game, "options": options, "deterministic": deterministic,
+                          "seed": seed, "device": device}  # fmt: skip
+    if name is not None:
+        kw["name"] = name
+    if npz_format(path) == POLICY_FORMAT:
+        from agents.policy import load_policy
+
+        return load_policy(path, **kw)
+    return load_ppo_weights(path, **kw)

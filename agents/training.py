@@ -4,6 +4,10 @@ A run writes into one folder::
 
     config.yaml            the checked config (a resumed run must match it)
     checkpoints/best.zip   the best validation result so far (win rate, then foundation cards)
+    checkpoints/best.npz   the same policy as weights only (:mod:`agents.ppo_weights`): it loads
+                           without ``trusted=True`` (nothing is unpickled) and plays the same
+                           moves; the zip, with the value network and the optimiser, is what
+                           training resumes from
     checkpoints/step_*.zip the latest ``checkpoint.keep`` checkpoints (1: the last; ``all``:
                            every one); the run's end is the last of them
     eval.csv               periodic validation: step, win rate, mean foundation cards, score …
@@ -12,8 +16,8 @@ A run writes into one folder::
     state.json             the step, the best result and its step, the timing so far
     tb/                    TensorBoard logs (``tb/ppo_1``: SB3's scalars, ``train/*``, ``eval/*``)
 
-Each validation is printed as it is made; :meth:`TrainRun.summary` names the best and the last
-checkpoint. The network trains on the device the run is given (:mod:`agents.torch_setup`).
+Each validation is printed as it is made; :meth:`TrainRun.summary` names the best checkpoint,
+its weights-only ``best.npz`` and the last checkpoint. The network trains on the device the run is given (:mod:`agents.torch_setup`).
 Running the same command again continues from the latest checkpoint until ``total_timesteps``.
 """
 
@@ -39,6 +43,7 @@ from agents.config import (
 )
 from agents.learned import SB3Agent, env_signature
 from agents.play import VALIDATION_START, eval_deals, play_deals
+from agents.ppo_weights import save_ppo_weights
 from agents.torch_setup import AUTO, resolve_device
 from solitaire_gym.engine.threads import set_torch_threads
 from solitaire_gym.envs.sb3 import SB3VecEnv
@@ -335,6 +340,8 @@ class TrainRun:
         if better:
             self.best, self.best_step = key, row["step"]
             self._save_zip(model, self.ckpt_dir / "best.zip")
+            validation = {k: row[k] for k in ("step", "deals", "win_rate", "foundation", "score")}
+            save_ppo_weights(self.ckpt_dir / "best.npz", model, extra={"validation": validation})
         self.last_row = row
         self.say(
             f"{cfg.name} step {row['step']:,}: validation win rate {row['win_rate']:.1%} of "
@@ -439,7 +446,7 @@ class TrainRun:
 
     def summary(self) -> str:
         """The run's outcome in a few lines: the last validation, the best checkpoint (its step
-        and validation result) and the last checkpoint."""
+        and validation result) and its weights-only ``best.npz``, and the last checkpoint."""
         cfg = self.cfg
         lines = []
         if self.last_row is not None:
@@ -451,6 +458,9 @@ class TrainRun:
             at = f"step {self.best_step:,}: " if self.best_step is not None else ""
             lines.append(f"best checkpoint: {best} ({at}validation win rate {self.best[0]:.1%} "
                          f"of {cfg.eval['deals']} deals, {self.best[1]:.1f} cards home)")  # fmt: skip
+            weights = self.ckpt_dir / "best.npz"
+            if weights.exists():
+                lines.append(f"best policy, weights only: {weights} (loads without trusted=True)")
         if self.last_path is not None:
             lines.append(f"last checkpoint: {self.last_path}")
         return "\n".join(lines)

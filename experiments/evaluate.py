@@ -3,7 +3,7 @@
     python experiments/evaluate.py --policies random,greedy,solver --variants all --deals 1000 \\
         --out runs/baselines
     python experiments/evaluate.py --policies random,greedy \\
-        --checkpoint runs/seahaven_c4/checkpoints/best.zip --variants SH1-C4 --deals 1000 \\
+        --checkpoint runs/seahaven_c4/checkpoints/best.npz --variants SH1-C4 --deals 1000 \\
         --verdicts runs/baselines/verdicts.json --out runs/ppo_sh
     python experiments/evaluate.py --policies "" --include runs/baselines --include runs/ppo_sh \\
         --out runs/all          # one table and plot from earlier runs (same deals)
@@ -29,9 +29,11 @@ as trace files).
 Policies: those of ``--policies`` (``random``, ``greedy``, ``learned``, ``search@N``, ``puct@N``,
 ``solver``: ``--help`` says what each is; the solver plays with ``--solver-nodes`` /
 ``--solver-seconds`` per deal, and a deal it finds no solution for within them counts as not
-won), and each ``--checkpoint [NAME@][TAG=]CHECKPOINT`` (a MaskablePPO zip or a policy network
-``.npz``; ``--ppo`` is the option's older name), evaluated on the variant it was trained on, or
-on TAG, e.g. ``SH1-C2``; shown as NAME, e.g. ``ppo-best@runs/seahaven_c4/checkpoints/best.zip``.
+won), and each ``--checkpoint [NAME@][TAG=]CHECKPOINT`` (a MaskablePPO zip, which needs
+``--trusted``; its weights-only ``.npz``, ``checkpoints/best.npz`` of ``train.py``, which does
+not; or a policy network ``.npz``; ``--ppo`` is the option's older name), evaluated on the
+variant it was trained on, or on TAG, e.g. ``SH1-C2``; shown as NAME, e.g.
+``ppo-best@runs/seahaven_c4/checkpoints/best.npz``.
 
 The networks of ``learned`` and ``--checkpoint`` play on ``--device`` (default ``auto``: CUDA
 when torch sees it, else the CPU) with ``--torch-threads`` CPU threads

@@ -1,10 +1,11 @@
 """Train MaskablePPO from a config:  python experiments/train.py configs/seahaven_c4.yaml
 
 Writes into ``--out`` (default ``runs/<config name>``): checkpoints (``best.zip`` and the last;
-``checkpoint.keep`` in the config keeps more), TensorBoard logs (``tensorboard --logdir runs``),
+``checkpoint.keep`` in the config keeps more; ``best.npz``, the best policy as weights only,
+which loads without ``trusted=True``), TensorBoard logs (``tensorboard --logdir runs``),
 periodic validation (``eval.csv``, also printed as it is made), training-episode statistics
 (``train.csv``) and where the time went (``timing.json``). At the end it prints the last
-validation and the best and last checkpoints. ``--device`` (default ``auto``: CUDA when torch
+validation, the best checkpoint and its ``best.npz``, and the last checkpoint. ``--device`` (default ``auto``: CUDA when torch
 sees it, else the CPU) is where the network trains. Run the same command again to continue from
 the latest checkpoint; ``--restart`` starts over. See ``agents/training.py``.
 """

@@ -514,6 +514,9 @@ def test_train_prints_its_validations_and_checkpoints(tiny_run):
             best, best_row = (win, found), r
     ckpts = out / "checkpoints"
     assert f"best checkpoint: {ckpts / 'best.zip'} (step {int(best_row['step']):,}: " in printed
+    assert (
+        f"best policy, weights only: {ckpts / 'best.npz'} (loads without trusted=True)" in printed
+    )
     assert f"last checkpoint: {ckpts / f'step_{end:010d}.zip'}" in printed
     assert printed.index("best checkpoint") > printed.index(f"step {end:,}: validation")
 
@@ -522,7 +525,8 @@ def test_train_runs_end_to_end_and_resumes(tiny_run, capsys):
     train, cfg, out, _ = tiny_run
     ckpts = out / "checkpoints"
     # checkpoint.keep's default: the best and the last, nothing else
-    assert sorted(p.name for p in ckpts.iterdir()) == ["best.zip", "step_0000000512.zip"]
+    assert sorted(p.name for p in ckpts.iterdir()) == [
+        "best.npz", "best.zip", "step_0000000512.zip"]  # fmt: skip
     evals = list(csv.DictReader((out / "eval.csv").open()))
     assert [int(r["step"]) for r in evals] == [256, 512]
     # the env's foundation reward: an episode's return is its foundation cards (+ 10 when won)
@@ -545,7 +549,7 @@ def test_train_runs_end_to_end_and_resumes(tiny_run, capsys):
     evals = list(csv.DictReader((out / "eval.csv").open()))
     assert [int(r["step"]) for r in evals] == [256, 512, 768]
     assert sorted(p.name for p in ckpts.iterdir()) == [
-        "best.zip", "step_0000000512.zip", "step_0000000768.zip"]  # fmt: skip
+        "best.npz", "best.zip", "step_0000000512.zip", "step_0000000768.zip"]  # fmt: skip
     # another config in the same folder is refused
     other = yaml.safe_load(cfg.read_text())
     other["seed"] = 5
@@ -601,6 +605,40 @@ def test_checkpoint_plays_its_game_and_refuses_others(tiny_run, tmp_path):
     model.save(tmp_path / "plain.zip")
     with pytest.raises(CheckpointMismatch, match="591 actions"):
         MaskablePPOAgent.load(tmp_path / "plain.zip", game="seahaven_towers", trusted=True)
+
+
+def test_training_writes_weights_that_play_as_best_zip(tiny_run, tmp_path):
+    """``best.npz`` is written with ``best.zip``: it loads without trust, records the validation
+    that made it the best, and plays the zip's games, sampled or not, in evaluate.py too."""
+    from agents.ppo_weights import PPOWeightsAgent
+
+    _, _, out, _ = tiny_run
+    ckpts = out / "checkpoints"
+    weights = MaskablePPOAgent.load(ckpts / "best.npz", game="seahaven_towers",
+                                    options={"cells": 4}, deterministic=True)  # fmt: skip
+    assert isinstance(weights, PPOWeightsAgent)
+    state = json.loads((out / "state.json").read_text())
+    meta = weights.meta
+    assert meta["validation"]["step"] == state["best_step"] == meta["num_timesteps"]
+    assert [meta["validation"][k] for k in ("win_rate", "foundation")] == state["best"]
+    assert meta["trained_on"]["config"] == "tiny" and meta["arch"]["net_arch"] == [16]
+    zipped = MaskablePPOAgent.load(ckpts / "best.zip", game="seahaven_towers",
+                                   options={"cells": 4}, deterministic=True, trusted=True)  # fmt: skip
+    deals = [3, 4]
+    a, b = (play_deals(x, "seahaven_towers", {"cells": 4}, deals, max_episode_steps=LIMIT,
+                       record=deals) for x in (weights, zipped))  # fmt: skip
+    assert [r.trace for r in a] == [r.trace for r in b]
+    # evaluate.py: the .npz needs no --trusted; the zip beside it does, and plays the same games
+    evaluate = experiment("evaluate")
+    common = ["--policies", "", "--variants", "SH1-C4", "--deals", "3", "--no-plots"]
+    res = evaluate.main_result([*common, "--checkpoint", f"w@{ckpts / 'best.npz'}",
+                                "--checkpoint", f"z@{ckpts / 'best.zip'}", "--trusted",
+                                "--out", str(tmp_path / "ev")])  # fmt: skip
+    assert res["summaries"]["SH1-C4"]["w"]["deals"] == 3
+    rows = list(csv.DictReader((tmp_path / "ev" / "episodes.csv").open()))
+    games = {p: [(r["code"], r["won"], r["score"], r["moves"]) for r in rows if r["policy"] == p]
+             for p in ("w", "z")}  # fmt: skip
+    assert games["w"] == games["z"] and len(games["w"]) == 3
 
 
 class _Payload:

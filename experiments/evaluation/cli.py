@@ -37,16 +37,17 @@ def build_parser() -> argparse.ArgumentParser:
         "--ppo",  # its first name, from when it took MaskablePPO zips only
         action="append",
         metavar="[NAME@][TAG=]CHECKPOINT",
-        help="a checkpoint to evaluate (repeatable): a MaskablePPO .zip or a policy network "
-        ".npz (agents/policy.py, played deterministically); on the variant it was trained on, "
+        help="a checkpoint to evaluate (repeatable): a MaskablePPO .zip, its weights-only .npz "
+        "(checkpoints/best.npz of train.py; played as the zip is) or a policy network .npz "
+        "(agents/policy.py, played deterministically); on the variant it was trained on, "
         "or on TAG; shown as NAME (default ppo). --ppo is its older name",
     )
     p.add_argument(
         "--trusted",
         action="store_true",
         help="load the stable-baselines3 zips of --checkpoint: they hold pickled Python objects, and "
-        "loading one can run any code its author put in it (SECURITY.md); policy networks "
-        "(.npz) never need this",
+        "loading one can run any code its author put in it (SECURITY.md); .npz files (policy "
+        "networks, MaskablePPO weights) never need this",
     )
     p.add_argument(
         "--variants", default="all", help=f"comma-separated tags ({', '.join(VARIANTS)}) or 'all'"

@@ -2,8 +2,8 @@
 ranges of deals on Ray, and the outputs are written after each policy and variant.
 
 The players: the named policies (``agents.named.make_agent``: random, greedy, learned, search,
-puct, solver) and the checkpoints of ``--checkpoint`` (a policy network ``.npz`` or a MaskablePPO
-zip), each on the variant it was trained on or the one its argument names. The games of earlier
+puct, solver) and the checkpoints of ``--checkpoint`` (an ``.npz``: a policy network or a
+MaskablePPO policy's weights; or a MaskablePPO zip), each on the variant it was trained on or the one its argument names. The games of earlier
 runs come in through :mod:`experiments.evaluation.merge`; the files go out through
 :mod:`experiments.evaluation.records`, the plots through :mod:`experiments.evaluation.plots`.
 """
@@ -159,20 +159,26 @@ def player(args, kind: str, name: str, tag: str, path: Path | None,
            solver_cache: dict) -> functools.partial:  # fmt: skip
     """What builds the player ``name`` of the variant ``tag``, in this process or in a Ray task:
     the named policy ``kind`` (``make_agent``), or, for ``kind`` ``checkpoint``, the one at
-    ``path``: a policy network (``.npz``, played deterministically) or a MaskablePPO zip. A
+    ``path``: an ``.npz`` (``agents.named.load_npz``: a policy network, played
+    deterministically, or a MaskablePPO policy's weights, played as its zip would be) or a
+    MaskablePPO zip. A
     checkpoint is loaded here once first, so that one that does not fit stops the run before any
     task starts."""
     game, options = VARIANTS[tag]
-    if kind == "checkpoint" and path.suffix == ".npz":  # a policy network (agents/policy.py)
-        from agents.policy import CheckpointError, load_policy
+    if kind == "checkpoint" and path.suffix == ".npz":  # a policy network or PPO weights
+        from agents.named import load_npz, npz_format
+        from agents.policy import FORMAT, CheckpointError
 
-        kw = {"game": game, "options": options, "name": name, "deterministic": True,
-              "device": args.device}  # fmt: skip
         try:
-            load_policy(path, **kw)  # refused here, before any task runs
+            # a policy network plays deterministically; MaskablePPO weights as its zip would
+            ppo = npz_format(path) != FORMAT
+            kw = {"game": game, "options": options, "name": name,
+                  "deterministic": bool(args.deterministic) or not ppo, "seed": args.seed,
+                  "device": args.device}  # fmt: skip
+            load_npz(path, **kw)  # refused here, before any task runs
         except CheckpointError as e:
             raise SystemExit(f"evaluate.py: {e}") from None
-        return functools.partial(load_policy, str(path), **kw)
+        return functools.partial(load_npz, str(path), **kw)
     if kind == "checkpoint":
         from agents.learned import CheckpointMismatch, MaskablePPOAgent
 
@@ -214,13 +220,14 @@ def evaluate(args) -> dict:
     trained_on = {}  # checkpoint -> the variant it was trained on (None: not recorded)
     for _, _, path in checkpoints:
         from agents.learned import CheckpointMismatch, read_checkpoint_meta
-        from agents.policy import CheckpointError, read_policy_meta
+        from agents.named import read_npz_meta
+        from agents.policy import CheckpointError
 
         if not path.exists():
             raise SystemExit(f"evaluate.py: no checkpoint at {path}")
         try:
             meta = (
-                read_policy_meta(path)
+                read_npz_meta(path)
                 if path.suffix == ".npz"
                 else read_checkpoint_meta(path, trusted=args.trusted)
             )
