@@ -5,7 +5,7 @@ illegal action: the policy's scores for illegal actions are set to −inf before
 
 Checkpoints written by ``experiments/train.py`` carry what they were trained on (the attribute
 ``solitaire_gym`` of the saved model: game, options, variant tag, observation size, number of
-actions, config). :func:`load_checkpoint` refuses a checkpoint for another game or another
+actions, config). :meth:`MaskablePPOAgent.load` refuses a checkpoint for another game or another
 action or observation space with a :class:`CheckpointMismatch` that says both; a checkpoint of
 the same game with other options (Seahaven 4 cells → 1 cell) is accepted, since the action layout
 does not depend on the options, and ``trained_on`` tells. The same script also writes the
