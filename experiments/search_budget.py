@@ -24,13 +24,14 @@ from agents.stats import wilson_interval
 RESULTS = Path(__file__).resolve().parent / "results"
 LINES = (("greedy", "baselines"), ("learned", "learned"), ("solver", "solver"))
 KINDS = {
-    "search": "search (rollouts, level 1)",
-    "search-l2": "search, level 2",
-    "search-v": "search, rollouts valued by the value network",
-    "search-p": "search, rollouts played by the policy network",
-    "puct": "tree search (PUCT: policy prior, value network)",
+    "search": ("search (rollouts, level 1)", "o", "tab:blue"),
+    "search-l2": ("search, level 2", "s", "tab:purple"),
+    "search-v": ("search, rollouts valued by the value network", "^", "tab:red"),
+    "puct": ("tree search (PUCT: policy prior, value network)", "D", "tab:green"),
+    "search-p": ("search, rollouts played by the policy network", "v", "tab:brown"),
 }
-"""The searches a budget folder may hold, by kind, as the plot names them."""
+"""The searches a budget folder may hold, by kind: how the plot names and draws them (label,
+marker, colour)."""
 
 
 def kind_of(name: str) -> tuple[str, int] | None:
@@ -132,7 +133,7 @@ def plot(data: dict, path: Path) -> None:
     styles = {"greedy": ("tab:orange", "--"), "learned": ("tab:green", ":"),
               "solver": ("black", "-.")}  # fmt: skip
     for ax, tag in zip(axes[0], tags, strict=True):
-        for k, label in enumerate(KINDS.values()):
+        for k, (label, marker, colour) in enumerate(KINDS.values()):
             pts = [p for p in data[tag]["points"] if p[0] == k]
             if not pts:
                 continue
@@ -140,8 +141,7 @@ def plot(data: dict, path: Path) -> None:
             ys = [100 * p[3]["win_rate"] for p in pts]
             err = [[100 * (p[3]["win_rate"] - p[3]["win_rate_ci95"][0]) for p in pts],
                    [100 * (p[3]["win_rate_ci95"][1] - p[3]["win_rate"]) for p in pts]]  # fmt: skip
-            ax.errorbar(xs, ys, yerr=err, marker="os^Dv"[k], capsize=3, label=label,
-                        color=("tab:blue", "tab:purple", "tab:red", "tab:green")[k])  # fmt: skip
+            ax.errorbar(xs, ys, yerr=err, marker=marker, capsize=3, label=label, color=colour)
         for player, (colour, style) in styles.items():
             r = data[tag]["refs"].get(player)
             if r is not None:

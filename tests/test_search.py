@@ -340,6 +340,19 @@ def test_policy_rollouts_are_deterministic_and_independent_of_their_batch():
         assert a.to_dict() == b.to_dict() == c.to_dict()
 
 
+def test_budget_plot_draws_every_kind_of_search(tmp_path):
+    """Every kind of search a budget folder may hold has its style in the plot."""
+    sb = experiment("search_budget")
+    names = ["search@16", "search@16-l2", "search@16-v", "puct@16", "search@16-p"]
+    kinds = [sb.kind_of(n) for n in names]
+    assert sorted(k for k, _ in kinds) == sorted(sb.KINDS)
+    s = {"win_rate": 0.5, "win_rate_ci95": [0.4, 0.6]}
+    order = list(sb.KINDS)
+    points = [(order.index(k), n, name, s) for (k, n), name in zip(kinds, names, strict=True)]
+    sb.plot({"SH1-C4": {"points": points, "refs": {"greedy": s}}}, tmp_path / "b.png")
+    assert (tmp_path / "b.png").stat().st_size > 1000
+
+
 def test_evaluate_plays_the_search_player(tmp_path):
     evaluate = experiment("evaluate")
     result = evaluate.main_result(["--policies", "search@16", "--variants", "SH1-C4", "--deals",
