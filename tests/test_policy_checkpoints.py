@@ -5,14 +5,13 @@ its own given the nearest of its game."""
 
 from __future__ import annotations
 
-import io
 import json
 import re
 import zipfile
 
 import numpy as np
 import pytest
-from numpy.lib import format as npy_format
+from refusing import npy_bytes
 
 torch = pytest.importorskip("torch")
 
@@ -88,16 +87,7 @@ def small_checkpoint(tmp_path_factory):
     return p
 
 
-def _npy(arr=None, *, header=None, cut=0):
-    """The bytes of an .npy file holding ``arr`` (pickled if it holds objects), less its last
-    ``cut`` bytes; or of a bare .npy header ``header`` with no data."""
-    buf = io.BytesIO()
-    if header is not None:
-        npy_format.write_array_header_1_0(buf, header)
-    else:
-        np.save(buf, arr, allow_pickle=True)
-    data = buf.getvalue()
-    return data[: len(data) - cut]
+_npy = npy_bytes
 
 
 def _damaged(src, dst, members, stored=False):

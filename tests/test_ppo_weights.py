@@ -6,15 +6,13 @@ their format name. Training writes ``best.npz``: ``tests/test_agents.py``."""
 
 from __future__ import annotations
 
-import io
 import json
 import re
 import zipfile
 
 import numpy as np
 import pytest
-from numpy.lib import format as npy_format
-from refusing import refused
+from refusing import npy_bytes, refused
 
 torch = pytest.importorskip("torch")
 pytest.importorskip("sb3_contrib")
@@ -172,14 +170,7 @@ class _Boom:
         return (open, (self.marker, "w"))  # any call at all: here, create a file
 
 
-def _npy(arr=None, *, header=None, cut=0):
-    buf = io.BytesIO()
-    if header is not None:
-        npy_format.write_array_header_1_0(buf, header)
-    else:
-        np.save(buf, arr, allow_pickle=True)
-    data = buf.getvalue()
-    return data[: len(data) - cut]
+_npy = npy_bytes
 
 
 def _rezip(src, dst, members, drop=()):
