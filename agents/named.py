@@ -27,7 +27,8 @@ from solitaire_gym.errors import shown
 POLICY_NAMES = ("random", "greedy", "learned", "search", "puct", "solver")
 """The players with a name; a path to an ``.npz`` checkpoint (:func:`load_npz`) is accepted too,
 and ``search@N`` (``N`` nodes per move), ``search@N-l2`` (nested level 2), ``search@N-p``
-(rollouts played by the policy network) and ``search@N-v`` (valued by the value network) for other
+(rollouts played by the policy network), ``search@N-b`` (the budget shared over the game) and
+``search@N-v`` (valued by the value network) for other
 budgets of the search player (:func:`search_budget`); ``puct@N`` the
 tree search at ``N`` nodes per move (:func:`puct_budget`)."""
 
@@ -38,19 +39,23 @@ PUCT_NODES = 256
 class SearchBudget(NamedTuple):
     """What a search player's name asks for: nodes per move, nested level, whether rollouts
     are valued by the variant's committed value network, and whether its committed policy
-    network plays them (instead of the greedy player)."""
+    network plays them (instead of the greedy player), and whether the budget is shared over the
+    game (:data:`agents.search.rollouts.NAMED_BANK`)."""
 
     nodes: int
     level: int
     value: bool = False
     policy: bool = False
+    bank: bool = False
 
 
 def search_budget(name: str) -> SearchBudget | None:
     """The :class:`SearchBudget` of a search player's name: ``search`` is the shipped budget
     (``agents.search.DEFAULT_NODES``, level 1), ``search@256`` 256 nodes per move, ``search@256-l2``
     the same at level 2, ``-p`` after them has the variant's committed policy network play the
-    rollouts (``search@256-p``), a ``-v`` at the end (``search@256-v``, ``search@256-l2-p-v``)
+    rollouts (``search@256-p``), ``-b`` after those shares the budget over the game
+    (``search@1024-b``: the nodes easy moves leave pay for hard ones, ``bank`` of
+    :class:`~agents.search.RolloutSearch`), a ``-v`` at the end (``search@256-v``, ``search@256-l2-p-v``)
     values the rollouts with the value network (``agents/search/value.py``); None for a name that
     is not the search player's. A malformed budget raises ``ValueError`` naming it."""
     if not isinstance(name, str) or not (name == "search" or name.startswith("search@")):
@@ -63,6 +68,9 @@ def search_budget(name: str) -> SearchBudget | None:
     value = flags[-1:] == ["v"]
     if value:
         flags.pop()
+    bank = flags[-1:] == ["b"]
+    if bank:
+        flags.pop()
     policy = flags[-1:] == ["p"]
     if policy:
         flags.pop()
@@ -74,10 +82,10 @@ def search_budget(name: str) -> SearchBudget | None:
     if not ok or not 1 <= n <= MAX_NODES or not 1 <= lv <= MAX_LEVEL:
         raise ValueError(
             f"bad search budget {name[:40]!r}: use search, search@N (N in 1 … {MAX_NODES} nodes "
-            f"per move), search@N-lL (L in 1 … {MAX_LEVEL}), then -p for policy rollouts and -v "
-            "for the value network"
+            f"per move), search@N-lL (L in 1 … {MAX_LEVEL}), then -p for policy rollouts, -b "
+            "for a budget shared over the game and -v for the value network"
         )
-    return SearchBudget(n, lv, value, policy)
+    return SearchBudget(n, lv, value, policy, bank)
 
 
 def puct_budget(name: str) -> int | None:
@@ -146,6 +154,7 @@ def make_agent(
     budget = search_budget(str(policy))
     if budget is not None:
         from agents.search import RolloutSearch
+        from agents.search.rollouts import NAMED_BANK
 
         value = rollout = None
         if budget.value:
@@ -157,7 +166,8 @@ def make_agent(
 
             rollout = learned_agent(variant, game=game, options=options, device=device)
         return RolloutSearch(game, options, nodes=budget.nodes, level=budget.level, seed=seed,
-                             value=value, rollout=rollout, name=str(policy))  # fmt: skip
+                             value=value, rollout=rollout, name=str(policy),
+                             bank=NAMED_BANK if budget.bank else 0)  # fmt: skip
     nodes = puct_budget(str(policy))
     if nodes is not None:
         from agents.policy import learned_agent

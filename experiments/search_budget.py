@@ -29,6 +29,7 @@ KINDS = {
     "search-v": ("search, rollouts valued by the value network", "^", "tab:red"),
     "puct": ("tree search (PUCT: policy prior, value network)", "D", "tab:green"),
     "search-p": ("search, rollouts played by the policy network", "v", "tab:brown"),
+    "search-b": ("search, budget shared over the game", "P", "tab:olive"),
 }
 """The searches a budget folder may hold, by kind: how the plot names and draws them (label,
 marker, colour)."""
@@ -47,6 +48,8 @@ def kind_of(name: str) -> tuple[str, int] | None:
         kind = "search-v"
     elif budget.policy:
         kind = "search-p"
+    elif budget.bank:
+        kind = "search-b"
     else:
         kind = "search-l2" if budget.level == 2 else "search"
     return kind, budget.nodes

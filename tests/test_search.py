@@ -13,7 +13,7 @@ from agents.base import GameView
 from agents.named import is_policy_name, search_budget
 from agents.play import VARIANTS
 from agents.search import DEFAULT_NODES, RolloutSearch, plan
-from agents.search.rollouts import POLICY_NOISE
+from agents.search.rollouts import NAMED_BANK, POLICY_NOISE
 from solitaire_gym.engine.information import copy_rows, redeal_unseen, unseen_counts
 from solitaire_gym.envs import kernels
 from solitaire_gym.envs.core import EnvCore, EnvOptions
@@ -252,13 +252,15 @@ def test_search_beats_greedy_on_seahaven():
 
 
 def test_search_names():
-    assert search_budget("search") == (DEFAULT_NODES, 1, False, False)
-    assert search_budget("search@64") == (64, 1, False, False)
-    assert search_budget("search@64-l2") == (64, 2, False, False)
-    assert search_budget("search@64-v") == (64, 1, True, False)
-    assert search_budget("search@64-l2-v") == (64, 2, True, False)
-    assert search_budget("search@64-p") == (64, 1, False, True)
-    assert search_budget("search@64-l2-p-v") == (64, 2, True, True)
+    assert search_budget("search") == (DEFAULT_NODES, 1, False, False, False)
+    assert search_budget("search@64") == (64, 1, False, False, False)
+    assert search_budget("search@64-l2") == (64, 2, False, False, False)
+    assert search_budget("search@64-v") == (64, 1, True, False, False)
+    assert search_budget("search@64-l2-v") == (64, 2, True, False, False)
+    assert search_budget("search@64-p") == (64, 1, False, True, False)
+    assert search_budget("search@64-l2-p-v") == (64, 2, True, True, False)
+    assert search_budget("search@64-b") == (64, 1, False, False, True)
+    assert search_budget("search@64-p-b-v") == (64, 1, True, True, True)
     assert search_budget("greedy") is None
     assert is_policy_name("search@16") and not is_policy_name("greedier")
     for bad in (
@@ -271,6 +273,8 @@ def test_search_names():
         "search@64-v-p",
         "search@64-p-l2",
         "search@64-pp",
+        "search@64-b-p",
+        "search@64-v-b",
         "search@64-vv",
         "search@64-l2-l2",
         "search@64--v",
@@ -343,7 +347,7 @@ def test_policy_rollouts_are_deterministic_and_independent_of_their_batch():
 def test_budget_plot_draws_every_kind_of_search(tmp_path):
     """Every kind of search a budget folder may hold has its style in the plot."""
     sb = experiment("search_budget")
-    names = ["search@16", "search@16-l2", "search@16-v", "puct@16", "search@16-p"]
+    names = ["search@16", "search@16-l2", "search@16-v", "puct@16", "search@16-p", "search@16-b"]
     kinds = [sb.kind_of(n) for n in names]
     assert sorted(k for k, _ in kinds) == sorted(sb.KINDS)
     s = {"win_rate": 0.5, "win_rate_ci95": [0.4, 0.6]}
@@ -351,6 +355,35 @@ def test_budget_plot_draws_every_kind_of_search(tmp_path):
     points = [(order.index(k), n, name, s) for (k, n), name in zip(kinds, names, strict=True)]
     sb.plot({"SH1-C4": {"points": points, "refs": {"greedy": s}}}, tmp_path / "b.png")
     assert (tmp_path / "b.png").stat().st_size > 1000
+
+
+def test_a_shared_budget_keeps_the_mean_and_lends_to_hard_moves(monkeypatch):
+    """``search@N-b``: over each game the nodes spent per move stay within ``N``, while some
+    decisions spend more than ``N`` from what earlier moves left; the games play the same alone
+    and in a batch."""
+    game, options = VARIANTS["SH1-C4"]
+    deposits = []
+    real = RolloutSearch._deposit
+
+    def deposit(self, r, spent):
+        deposits.append(spent)
+        return real(self, r, spent)
+
+    monkeypatch.setattr(RolloutSearch, "_deposit", deposit)
+    agent = make_agent("search@32-b", "SH1-C4")
+    assert (agent.name, agent.bank) == ("search@32-b", NAMED_BANK)
+    together = play_deals(agent, game, options, [0, 1, 2])
+    assert 0 < agent.nodes_spent <= 32 * agent.decisions
+    assert max(deposits) > 32 and max(deposits) <= 32 * (1 + NAMED_BANK)
+    alone = [play_deals(make_agent("search@32-b", "SH1-C4"), game, options, [d])[0]
+             for d in (0, 1, 2)]  # fmt: skip
+    assert [a.to_dict() for a in together] == [a.to_dict() for a in alone]
+    plain = make_agent("search@32", "SH1-C4")
+    deposits.clear()
+    play_deals(plain, game, options, [0, 1, 2])
+    assert plain.bank == 0 and max(deposits) <= 32
+    with pytest.raises(ArgumentError, match="bank"):
+        RolloutSearch(game, options, bank=-1)
 
 
 def test_evaluate_plays_the_search_player(tmp_path):

@@ -63,6 +63,13 @@ per game, every position it has stood on (hashes of the observation: what the pl
 candidate whose resulting position was met before in the same game loses 2 (it is played only
 when every candidate leads back). Together they leave a circle the way greedy does.
 
+**A budget shared over the game** (``bank``; names ``search@N-b``): the nodes a decision
+leaves unspent (a forced move, a won line followed, rollouts that end early) go into its game's
+bank, which holds at most ``bank · nodes``; a decision may spend ``nodes`` plus the whole bank.
+The nodes spent per move played, over a game, never exceed ``nodes``; a single decision may
+spend up to ``(1 + bank) · nodes``. Without it (``bank=0``, the shipped player) every decision
+has ``nodes``.
+
 **Determinism and blindness.** The random generator of a decision is seeded from ``seed``, the
 hash of the observation and the move counter: the same observation in the same game history gives
 the same move, whatever batch the game is played in. Nothing reads the hidden cards: the search
@@ -108,6 +115,10 @@ TIE = 1e-7
 """Weight of a candidate's mean rollout value beside its hindsight value (the mean over the
 sampled deals of its best rollout on each): small enough to order only candidates whose hindsight
 values are equal (they differ by 0.5 / cards / samples at least)."""
+MAX_BANK = 64
+"""Most a game's bank may hold, in budgets (``bank``)."""
+NAMED_BANK = 3
+"""The bank of the players named ``search@N-b``: a decision spends at most 4 budgets."""
 MAX_ROWS = 4096
 """Copies simulated together (rows of one engine batch)."""
 
@@ -142,21 +153,24 @@ class RolloutSearch(EngineSearch):
     ``rollout`` (a :class:`~agents.policy.PolicyAgent` of the same game, or None: the greedy
     player) plays the rollouts; ``candidates`` caps the candidates of a decision and ``noise``
     scales the noisy rollouts' Gumbel noise (:data:`MAX_CANDIDATES`; :data:`NOISE` for the
-    greedy player, :data:`POLICY_NOISE` for a policy, when None); ``hindsight=False`` makes the further
-    waves of a game with hidden cards deal new sampled deals, rolled out by greedy, and values a
-    candidate by the mean over all its copies instead (module docstring, **Waves**).
+    greedy player, :data:`POLICY_NOISE` for a policy, when None); ``bank`` (0 …
+    :data:`MAX_BANK`) shares the budget over the game (module docstring); ``hindsight=False``
+    makes the further waves of a game with hidden cards deal new sampled deals, rolled out by
+    greedy, and values a candidate by the mean over all its copies instead (module docstring,
+    **Waves**).
     ``nodes_spent`` and ``decisions`` count the search's work (since the agent was made)."""
 
     def __init__(self, game: str, options: dict | None = None, *, nodes: int = DEFAULT_NODES,
                  level: int = 1, samples: int = DEFAULT_SAMPLES, seed: int = 0,
                  value=None, name: str | None = None, candidates: int = MAX_CANDIDATES,
                  noise: float | None = None, hindsight: bool = True,
-                 rollout=None) -> None:  # fmt: skip
+                 rollout=None, bank: int = 0) -> None:  # fmt: skip
         self.nodes = _check("nodes", nodes, 1, MAX_NODES)
         self.level = _check("level", level, 1, MAX_LEVEL)
         self.samples = _check("samples", samples, 1, 256)
         self.seed = _check("seed", seed, 0, 2**63 - 1)
         self.candidates = _check("candidates", candidates, 1, 1024)
+        self.bank = _check("bank", bank, 0, MAX_BANK)
         if rollout is not None and not (
             callable(getattr(rollout, "preferences", None))
             and callable(getattr(rollout, "commit", None))
@@ -184,7 +198,7 @@ class RolloutSearch(EngineSearch):
             )
         self.value = value
         suffix = (f"-l{level}" if level != 1 else "") + ("-p" if rollout is not None else "")
-        suffix += "-v" if value is not None else ""
+        suffix += ("-b" if self.bank else "") + ("-v" if value is not None else "")
         self._setup(game, options, name or f"search@{nodes}{suffix}")
         self.n_cards = self.opts.variant.n_cards
         self._piles = self._batch(0, 1).n_piles  # foundation piles (read from the engine)
@@ -197,12 +211,14 @@ class RolloutSearch(EngineSearch):
         self._order = GreedyAgent(game, options)  # the real games' order, with greedy's memory
         self.lines: dict[int, _Line] = {}
         self.record: dict[int, int] = {}  # per game: the most cards it has had home
+        self.banked: dict[int, int] = {}  # per game: the nodes its decisions left (bank > 0)
 
     def reset(self, n: int | None = None) -> None:
         super().reset(n)
         self._order.reset(n)
         self.lines = {}
         self.record = {}
+        self.banked = {}
 
     # ---- simulation batches ------------------------------------------------------------------
     def _priorities(self, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
@@ -258,6 +274,7 @@ class RolloutSearch(EngineSearch):
         for r in np.flatnonzero(starts).tolist():
             self.lines.pop(r, None)
             self.record.pop(r, None)
+            self.banked.pop(r, None)
         rows = np.flatnonzero(np.asarray(active, bool) & masks.any(axis=1))
         _, rngs = self._stand(obs, starts, rows, view)
         if rows.size == 0:
@@ -279,6 +296,7 @@ class RolloutSearch(EngineSearch):
         for i in np.flatnonzero(follow):
             out[rows[i]] = lines[i].next
             wins[rows[i]] = True
+            self._deposit(int(rows[i]), 0)
         search = np.flatnonzero(~follow)
         if search.size == 0:
             return out, wins
@@ -292,9 +310,13 @@ class RolloutSearch(EngineSearch):
         won = np.ones(rows_s.size, bool)
         found: list[_Line | None] = [None] * rows_s.size
         record = [bool(seen[i]) for i in search]
-        out[rows_s] = self._choose(view.state, rows_s, prefs, self.level, self.nodes,
+        budget = np.array([self.nodes + self.banked.get(int(r), 0) for r in rows_s], np.int64)
+        spent = np.zeros(rows_s.size, np.int64)
+        out[rows_s] = self._choose(view.state, rows_s, prefs, self.level, budget,
                                    [rngs[i] for i in search], visited, won,
-                                   (record, found))  # fmt: skip
+                                   (record, found), spent)  # fmt: skip
+        for j, r in enumerate(rows_s.tolist()):
+            self._deposit(r, int(spent[j]))
         wins[rows_s] = won
         for j, i in enumerate(search.tolist()):
             r, old, new = int(rows[i]), lines[i], found[j]
@@ -307,9 +329,18 @@ class RolloutSearch(EngineSearch):
                 self.lines.pop(r, None)
         return out, wins
 
+    def _deposit(self, r: int, spent: int) -> None:
+        """Game ``r``'s decision spent ``spent`` nodes: what it left of ``nodes`` goes into the
+        game's bank (capped at ``bank · nodes``), what it took beyond comes out of it."""
+        if self.bank:
+            held = self.banked.get(r, 0) + self.nodes - spent
+            self.banked[r] = max(0, min(held, self.bank * self.nodes))
+
     def _choose(self, src, rows, prefs, level, nodes, rngs, visited, won=None,
-                lines=None) -> np.ndarray:  # fmt: skip
-        """The move for each game ``rows`` of state ``src``; ``prefs`` their priorities. At the
+                lines=None, spent=None) -> np.ndarray:  # fmt: skip
+        """The move for each game ``rows`` of state ``src``; ``prefs`` their priorities;
+        ``nodes`` the budget (one for all, or one per game); ``spent`` (optional, one per game)
+        receives the nodes each one's search spent. At the
         root (``rngs`` given) the copies' unseen cards are dealt anew; inside a level-2 rollout
         the copy is searched as it is (it is a sample already). ``won`` (optional, one per game)
         receives whether a copy was won after the move chosen (left as it is for a forced
@@ -319,9 +350,10 @@ class RolloutSearch(EngineSearch):
         orders = [np.flatnonzero(np.isfinite(p)) for p in prefs]
         orders = [o[np.argsort(-prefs[i, o], kind="stable")] for i, o in enumerate(orders)]
         hidden = unseen_counts(src, rows) if rngs is not None else np.zeros(rows.size, np.int64)
+        nodes = np.broadcast_to(np.asarray(nodes, np.int64), rows.shape)
         plans = [
             plan(
-                nodes,
+                int(nodes[i]),
                 o.size,
                 self.samples if hidden[i] > 0 or rngs is not None else 1,
                 level,
@@ -338,7 +370,7 @@ class RolloutSearch(EngineSearch):
             need = 0 if i is None else plans[i][0] * plans[i][1]
             if group and (i is None or size + need > MAX_ROWS):
                 self._search_group(src, rows, group, orders, plans, level, nodes, rngs, hidden,
-                                   visited, out, won, lines)  # fmt: skip
+                                   visited, out, won, lines, spent)  # fmt: skip
                 group, size = [], 0
             if i is not None:
                 group.append(i)
@@ -346,7 +378,7 @@ class RolloutSearch(EngineSearch):
         return out
 
     def _search_group(self, src, rows, group, orders, plans, level, nodes, rngs, hidden,
-                      visited, out, won=None, lines=None) -> None:  # fmt: skip
+                      visited, out, won=None, lines=None, spent=None) -> None:  # fmt: skip
         """Search the games ``group`` (indices into ``rows``) on batches of copies: ``hidden``
         their unseen cards (dealt anew at the root), ``nodes`` each one's budget; ``out``
         receives their moves, ``won`` (if given) whether a copy was won after each and ``lines``
@@ -357,7 +389,7 @@ class RolloutSearch(EngineSearch):
         afford rollouts of ``MIN_WAVE`` moves; a game that hides nothing stops at its first
         win."""
         tally = {i: _Tally(plans[i][0]) for i in group}
-        left = dict.fromkeys(group, nodes)
+        left = {i: int(nodes[i]) for i in group}
         wave = 0
         todo = list(group)
         while todo:
@@ -377,6 +409,8 @@ class RolloutSearch(EngineSearch):
                 if rngs is not None and not (hidden[i] == 0 and tally[i].won.any())
             ]  # fmt: skip
         for i in group:
+            if spent is not None:
+                spent[i] = int(nodes[i]) - left[i]
             t = tally[i]
             best = int(np.argmax(self._values(t, hidden[i], rngs is not None)))
             out[i] = orders[i][best]
