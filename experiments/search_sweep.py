@@ -30,6 +30,9 @@ def main(argv: list[str] | None = None) -> str:
     ap.add_argument("--candidates", type=int, default=rollouts.MAX_CANDIDATES)
     ap.add_argument("--rollout", choices=("greedy", "policy"), default="greedy",
                     help="the greedy player or the committed policy network")  # fmt: skip
+    ap.add_argument("--bank", type=int, default=0,
+                    help="budgets a game may bank for its hard moves (0: none; search@N-b: "
+                         f"{rollouts.NAMED_BANK})")  # fmt: skip
     ap.add_argument("--noise", type=float, default=None,
                     help=f"noisy rollouts' scale (default {rollouts.NOISE:g} for greedy, "
                          f"{rollouts.POLICY_NOISE:g} for the policy)")  # fmt: skip
@@ -53,7 +56,7 @@ def main(argv: list[str] | None = None) -> str:
         agent = rollouts.RolloutSearch(
             game, options, nodes=args.nodes, level=args.level, samples=args.samples,
             candidates=args.candidates, noise=args.noise, hindsight=not args.no_hindsight,
-            rollout=rollout,
+            rollout=rollout, bank=args.bank,
         )  # fmt: skip
     except ValueError as e:
         ap.error(str(e))
@@ -65,7 +68,7 @@ def main(argv: list[str] | None = None) -> str:
     lo, hi = wilson_interval(won, len(results))
     line = (
         f"{args.variant} nodes={args.nodes} level={args.level} samples={args.samples} "
-        f"candidates={args.candidates} rollout={args.rollout} noise={agent.noise:g} hindsight={not args.no_hindsight} deals {deals.start}-{deals.stop - 1}: "
+        f"candidates={args.candidates} bank={args.bank} rollout={args.rollout} noise={agent.noise:g} hindsight={not args.no_hindsight} deals {deals.start}-{deals.stop - 1}: "
         f"{won}/{len(results)} = {won / len(results):.1%} ({lo:.1%}-{hi:.1%}), "
         f"{cpu / len(results):.2f} CPU s per game, "
         f"{agent.nodes_spent / max(agent.decisions, 1):.0f} nodes per move"
