@@ -150,6 +150,17 @@ def read_meta_record(path: str | os.PathLike[str], kind: str = "policy") -> dict
     return meta
 
 
+def record_variant(path: str | os.PathLike[str], meta: dict[str, Any]):
+    """The variant (``solitaire_gym.engine.catalog``) of a checkpoint record's ``game`` and
+    ``options``; a :class:`CheckpointError` naming ``path`` when they are not valid."""
+    try:
+        return EnvOptions.build(meta["game"], **meta["options"]).variant
+    except (TypeError, ValueError) as e:
+        raise CheckpointError(
+            f"{path}: its game or options are not valid ({shown(str(e), 200)})"
+        ) from None
+
+
 def read_policy_meta(path: str | os.PathLike[str]) -> dict[str, Any]:
     """The JSON record of a policy checkpoint, checked for format and layout."""
     path = _checkpoint_path(path)
@@ -170,12 +181,7 @@ def read_policy_meta(path: str | os.PathLike[str]) -> dict[str, Any]:
         play_rule(meta)
     except CheckpointError as e:
         raise CheckpointError(f"{path}: {e}") from None
-    try:
-        cfg = EnvOptions.build(meta["game"], **meta["options"]).variant.cfg
-    except (TypeError, ValueError) as e:
-        raise CheckpointError(
-            f"{path}: its game or options are not valid ({shown(str(e), 200)})"
-        ) from None
+    cfg = record_variant(path, meta).cfg
     if meta["layout_id"] != layout_id(cfg):
         raise CheckpointError(
             f"{path} was trained on observation layout {shown(meta['layout_id'])}; this "

@@ -52,6 +52,7 @@ from agents.checkpoint import (
     complete_meta,
     read_meta_record,
     read_weight,
+    record_variant,
 )
 from agents.config import ACTIVATIONS, MAX_NET_WEIGHTS
 from agents.dataset import save_npz
@@ -234,12 +235,7 @@ def read_ppo_meta(path: str | os.PathLike[str]) -> dict[str, Any]:
     wrong = check_arch(meta["arch"])
     if wrong:
         raise CheckpointError(f"{path}: {wrong}")
-    try:
-        tag = EnvOptions.build(meta["game"], **meta["options"]).variant.tag
-    except (TypeError, ValueError) as e:
-        raise CheckpointError(
-            f"{path}: its game or options are not valid ({shown(str(e), 200)})"
-        ) from None
+    tag = record_variant(path, meta).tag
     implied = complete_meta({"game": meta["game"], "options": meta["options"]}) | {"variant": tag}
     if meta["layout_id"] != implied["layout_id"]:
         raise CheckpointError(
