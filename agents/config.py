@@ -39,6 +39,8 @@ from solitaire_gym.files import FileFormatError, read_limited, strict_json
 ALGORITHMS = ("maskable_ppo", "rllib_ppo")
 VECTORIZE = ("native", "sync")
 ACTIVATIONS = ("tanh", "relu")
+# ppo.policy: lean = agents.masked_policy.LeanMaskablePolicy (the same policy, faster), sb3 = stock
+PPO_POLICIES = ("lean", "sb3")
 GAMES = tuple(GAME_OPTIONS)
 KEEP_ALL = "all"
 """``checkpoint.keep``'s value that keeps every step checkpoint."""
@@ -104,6 +106,7 @@ SCHEMA: dict[str, Any] = {
         "activation": (str, "tanh"),
     },
     "ppo": {
+        "policy": (str, "lean"),
         "n_steps": (int, 128),
         "batch_size": (int, 512),
         "n_epochs": (int, 4),
@@ -247,6 +250,7 @@ def check_config(data: Any, where: str = "<dict>") -> TrainConfig:
         "reward_mode": tuple(REWARD_MODES),
         "deals": DEAL_SOURCES,
         "network.activation": ACTIVATIONS,
+        "ppo.policy": PPO_POLICIES,
         "rllib.vectorize": VECTORIZE,
     }
     for key, allowed_values in choices.items():

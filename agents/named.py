@@ -24,8 +24,9 @@ from agents.ppo_weights import FORMAT as PPO_FORMAT
 from agents.ppo_weights import load_ppo_weights, read_ppo_meta
 from solitaire_gym.errors import shown
 
-POLICY_NAMES = ("random", "greedy", "learned", "search", "puct", "solver")
-"""The players with a name; a path to an ``.npz`` checkpoint (:func:`load_npz`) is accepted too,
+POLICY_NAMES = ("random", "greedy", "learned", "ppo", "search", "puct", "solver")
+"""The players with a name (``ppo``: the committed MaskablePPO baseline, :func:`ppo_baseline`);
+a path to an ``.npz`` checkpoint (:func:`load_npz`) is accepted too,
 and ``search@N`` (``N`` nodes per move), ``search@N-l2`` (nested level 2), ``search@N-p``
 (rollouts played by the policy network), ``search@N-b`` (the budget shared over the game) and
 ``search@N-v`` (valued by the value network) for other
@@ -151,6 +152,8 @@ def make_agent(
         from agents.policy import learned_agent
 
         return learned_agent(variant, game=game, options=options, device=device)
+    if policy == "ppo":
+        return ppo_baseline(variant, seed=seed, device=device)
     budget = search_budget(str(policy))
     if budget is not None:
         from agents.search import RolloutSearch
@@ -186,6 +189,26 @@ def make_agent(
         f"unknown policy {policy!r}: use {', '.join(POLICY_NAMES)}, search@N, puct@N or a "
         "policy checkpoint (.npz)"
     )
+
+
+PPO_DIR = Path(__file__).resolve().parent / "checkpoints" / "ppo"
+"""The MaskablePPO baselines: ``<variant>.npz``, the final policy of seed 0 of each curve of
+``experiments/results/ppo_curves/`` (weights only, :mod:`agents.ppo_weights`)."""
+
+
+def ppo_baseline(variant: str, *, seed: int = 0, device: str = "cpu") -> Agent:
+    """The committed MaskablePPO baseline of ``variant`` (:data:`PPO_DIR`), named ``ppo``,
+    sampling its moves from its policy with ``seed`` as its training validated it (the configs'
+    ``deterministic_eval: false``: the most likely move repeats itself). A variant with no
+    baseline raises ``ValueError`` naming those that have one."""
+    path = PPO_DIR / f"{variant}.npz"
+    if not path.is_file():
+        have = sorted(p.stem for p in PPO_DIR.glob("*.npz"))
+        raise ValueError(f"no MaskablePPO baseline for {variant}: there is one for "
+                         f"{', '.join(have) or 'no variant'}")  # fmt: skip
+    game, options = VARIANTS[variant]
+    return load_ppo_weights(path, game=game, options=options, name="ppo", deterministic=False,
+                            seed=seed, device=device)  # fmt: skip
 
 
 NPZ_LOADERS = {

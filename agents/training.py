@@ -130,11 +130,13 @@ def build_model(cfg: TrainConfig, env: VecEnv, tb_dir: str | None, device: str =
     import torch
     from sb3_contrib import MaskablePPO
 
+    from agents.masked_policy import LeanMaskablePolicy
+
     arch = list(cfg.network["net_arch"])
     act = {"tanh": torch.nn.Tanh, "relu": torch.nn.ReLU}[cfg.network["activation"]]
     p = cfg.ppo
     model = MaskablePPO(
-        "MlpPolicy",
+        LeanMaskablePolicy if p["policy"] == "lean" else "MlpPolicy",
         env,
         n_steps=p["n_steps"],
         batch_size=p["batch_size"],

@@ -34,16 +34,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("config", help="a YAML config (configs/*.yaml)")
     parser.add_argument("--out", help="run folder (default: runs/<config name>)")
     parser.add_argument("--timesteps", type=int, help="override total_timesteps")
+    parser.add_argument("--seed", type=int, help="override seed (the env's deals and torch's)")
     parser.add_argument("--restart", action="store_true", help="delete the run folder first")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     add_device_argument(parser)
     args = parser.parse_args(argv)
     try:
         cfg = load_config(args.config)
-        if args.timesteps is not None:
+        overrides = {"total_timesteps": args.timesteps, "seed": args.seed}
+        overrides = {k: v for k, v in overrides.items() if v is not None}
+        if overrides:
             from agents.config import check_config
 
-            cfg = check_config(dict(cfg.raw, total_timesteps=args.timesteps), cfg.path)
+            cfg = check_config(dict(cfg.raw, **overrides), cfg.path)
         if cfg.algorithm != "maskable_ppo":
             raise ConfigError(
                 f"{cfg.path}: algorithm {cfg.algorithm} is trained by experiments/train_rllib.py"

@@ -115,7 +115,7 @@ def test_agents_by_name():
     from agents.policy import CheckpointError, PolicyAgent, committed_policies
     from agents.solver_agent import SolverAgent
 
-    assert set(POLICY_NAMES) == {"random", "greedy", "learned", "search", "puct", "solver"}
+    assert set(POLICY_NAMES) == {"random", "greedy", "learned", "ppo", "search", "puct", "solver"}
     assert isinstance(make_agent("random", "SH1-C4", seed=3), RandomAgent)
     assert isinstance(make_agent("greedy", "TF1-D3N"), GreedyAgent)
     solver = make_agent("solver", "SH1-C4", solver_nodes=7, solver_seconds=1.5)
