@@ -4,18 +4,20 @@ the learning curves, the final checkpoints and the table.
     python experiments/ppo_baselines.py run --jobs 2              # resumable; logs per run
     python experiments/ppo_baselines.py collect                  # curves, checkpoints, README
 
-``run`` trains every (variant, seed) of :data:`RUNS` not yet finished with
+``run`` trains every (variant, seed) of :data:`CONFIGS` and :data:`SEEDS` not yet finished with
 ``experiments/train.py <config> --seed <seed> --out <runs>/<variant>/seed<seed>`` (the config's
 ``total_timesteps``, ``num_envs`` and ``torch_threads`` as committed), ``--jobs`` at a time, each
 with one numba thread (``NUMBA_NUM_THREADS=1``); each run's output goes to ``<run>.log``. Running it
 again continues the unfinished runs from their last checkpoint (``experiments/train.py`` resumes).
 
 ``collect`` reads the runs' ``eval.csv`` (validation every ``eval.every_steps`` on the
-validation deals) and ``state.json`` and writes into ``experiments/results/ppo/``: one
-``<variant>.csv`` (every seed's curve: env steps, wall seconds, win rate, cards home), one
-``<variant>.png`` (win rate and cards home against env steps, each seed and the mean), the
-final policy of seed 0 as weights only (``<variant>.npz``, :mod:`agents.ppo_weights`) and
-``README.md`` (the final figures, each seed's and their spread, with the commands).
+validation deals), ``tb/`` (when each validation was logged) and ``state.json``, and writes
+into ``experiments/results/ppo_curves/``: one ``<variant>.csv`` (every seed's curve: env steps,
+seconds since the run's start, win rate, cards home), one ``<variant>.png`` (win rate and cards
+home against env steps, each seed and the mean), ``table.md`` (each seed's final and best
+validation, cards home, wall seconds, the command) and ``README.md`` (the table and the
+commands); and the final policy of seed 0 as weights only into
+``agents/checkpoints/ppo/<variant>.npz`` (:mod:`agents.ppo_weights`).
 """
 
 from __future__ import annotations
@@ -41,7 +43,7 @@ CONFIGS = {
 """The variants with a published PPO curve and the config that trains each."""
 SEEDS = (0, 1, 2)
 RUNS_DIR = Path("runs/ppo")
-OUT_DIR = Path("experiments/results/ppo")
+OUT_DIR = Path("experiments/results/ppo_curves")
 
 
 def run_command(variant: str, seed: int, runs: Path) -> list[str]:
@@ -221,6 +223,28 @@ def seeds_and_mean(values: list[float]) -> str:
     return " / ".join(f"{x:.1f}" for x in values) + f" ({sum(values) / len(values):.1f})"
 
 
+README = """# MaskablePPO from scratch: learning curves
+
+Three seeds a variant, 1M env steps a run, the committed configs (`configs/seahaven_c4.yaml`,
+`reflechi_d1.yaml`, `reflechi_d3.yaml`, `double_d1n.yaml`, `double_d3n.yaml`: the `foundation`
+reward, 128 envs, minibatches of 4,096, `ppo.policy: lean`). Each run validates on 200
+validation deals (`2^19 …`) every 100,000 steps and at its end, sampling its moves. The files:
+`<variant>.csv` (every validation of every seed: `elapsed_s` is the seconds since the run
+started, as TensorBoard logged it), `<variant>.png` (each seed and their mean). Two runs shared
+the 2-core machine at a time (load average 2-3), so the wall seconds are under that load. Each
+variant's final seed-0 policy is `agents/checkpoints/ppo/<variant>.npz` (weights only), the
+player `ppo`; its games on evaluation deals 0 … 999 are in `../ppo/`.
+
+{table}
+Made by:
+
+```bash
+python experiments/ppo_baselines.py run --jobs 2      # the 15 runs (each the command above)
+python experiments/ppo_baselines.py collect           # this folder and the checkpoints
+```
+"""
+
+
 def cmd_collect(args) -> int:
     runs, out = Path(args.runs), Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -251,15 +275,16 @@ def cmd_collect(args) -> int:
             f"{max(seconds):.0f} | `{shown_command(variant, min(done))}` |"
         )
         print(f"{variant}: {len(curves)} seeds collected", flush=True)
-    (out / "table.md").write_text(
+    table = (
         "| variant | env steps | final validation win rate %, seeds "
         + " / ".join(map(str, args.seeds))
         + " (mean) | best validation win rate % (mean) | "
         "final cards home (mean) | wall s per run | command (seed 0; --seed 1, 2 for the "
         "others) |\n"
-        "|---|---|---|---|---|---|---|\n" + "\n".join(lines) + "\n",
-        encoding="utf-8",
+        "|---|---|---|---|---|---|---|\n" + "\n".join(lines) + "\n"
     )
+    (out / "table.md").write_text(table, encoding="utf-8")
+    (out / "README.md").write_text(README.format(table=table), encoding="utf-8")
     return 0
 
 

@@ -5,8 +5,9 @@
 
 reads ``experiments/results/summary/results.json`` (made by ``experiments/evaluate.py``; its
 command is in that folder's ``results.md``) and writes one row per variant the search player was
-measured on: the win rate with its 95% Wilson interval of greedy, the committed policy network,
-the search player at its shipped budget and the solver, and the search's CPU seconds per game.
+measured on: the win rate with its 95% Wilson interval of random, greedy, the MaskablePPO
+baseline (``ppo``), the committed policy network, the search player at its shipped budget and
+the solver, and the search's CPU seconds per game.
 ``tests/test_scoreboard.py`` fails when the README's table is not this one.
 """
 
@@ -21,7 +22,8 @@ ROOT = Path(__file__).resolve().parents[1]
 SUMMARY = ROOT / "experiments" / "results" / "summary" / "results.json"
 README = ROOT / "README.md"
 START, END = "<!-- scoreboard -->", "<!-- /scoreboard -->"
-COLUMNS = (("greedy", "greedy"), ("learned", "learned"), ("search", "search (256 nodes)"),
+COLUMNS = (("random", "random"), ("greedy", "greedy"), ("ppo", "PPO (1M steps)"),
+           ("learned", "learned"), ("search", "search (256 nodes)"),
            ("solver", "solver"))  # fmt: skip
 """(policy in the summary, column heading)."""
 

@@ -58,14 +58,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("config", help="a YAML config with algorithm: rllib_ppo (configs/)")
     parser.add_argument("--out", help="run folder (default: runs/<config name>)")
     parser.add_argument("--timesteps", type=int, help="override total_timesteps")
+    parser.add_argument("--seed", type=int, help="override seed")
     parser.add_argument("--restart", action="store_true", help="delete the run folder first")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     add_ray_argument(parser)
     args = parser.parse_args(argv)
     try:
         cfg = load_config(args.config)
-        if args.timesteps is not None:
-            cfg = check_config(dict(cfg.raw, total_timesteps=args.timesteps), cfg.path)
+        overrides = {"total_timesteps": args.timesteps, "seed": args.seed}
+        overrides = {k: v for k, v in overrides.items() if v is not None}
+        if overrides:
+            cfg = check_config(dict(cfg.raw, **overrides), cfg.path)
         from agents.rllib_training import RLlibRun
 
         out = Path(args.out) if args.out else Path("runs") / cfg.name

@@ -12,10 +12,10 @@ with the committed summaries, and every folder that counts solver-solvable deals
 A change to the engine, a player or the solver that changes a committed game makes these fail:
 rerun that folder's command (``experiments/results/README.md``) in the same change.
 
-The sample: the random player draws its moves for a whole batch of games at once, so its games
-are replayed as one whole batch of ``evaluate.py`` (the last one); the other players play each
-game on its own, so a fixed random sample of deals is replayed (of the solver's, only a few of
-those that ran out of its budget: :data:`UNKNOWN`).
+The sample: the random player and the PPO baseline (:data:`BATCHED`) draw their moves for a
+whole batch of games at once, so their games are replayed as one whole batch of ``evaluate.py``
+(the last one); the other players play each game on its own, so a fixed random sample of deals
+is replayed (of the solver's, only a few of those that ran out of its budget: :data:`UNKNOWN`).
 """
 
 from __future__ import annotations
@@ -35,10 +35,12 @@ from experiments.evaluation.run import BATCH, verdict
 
 EVALUATE = experiment("evaluate")
 RESULTS = ROOT / "experiments" / "results"
-MERGED = ("baselines", "solver", "learned", "search")  # merged into summary/
+MERGED = ("baselines", "solver", "learned", "ppo", "search")  # merged into summary/
 PLAYED = (*MERGED, "search_budget")  # the folders whose command plays games
 SUMMARY = "summary"
-SAMPLE = {"solver": 40, "greedy": 12, "learned": 12, "search": 2}  # deals replayed per variant
+SAMPLE = {"solver": 40, "greedy": 12, "learned": 12, "search": 2}
+BATCHED = ("random", "ppo")
+"""Players that draw their moves for a whole batch of games at once: the last batch is replayed."""  # deals replayed per variant
 UNKNOWN = 4
 """Of the solver's sampled deals, at most this many that ran out of budget: each such replay costs
 the whole budget (50,000 nodes), and in Double Solitaire with Vegas scoring nearly every deal
@@ -98,7 +100,7 @@ CASES = [_case(folder, tag, policy) for folder in PLAYED for tag, policy in _epi
 def _deals(folder: str, tag: str, policy: str) -> list[int]:
     args = _args(_command(folder, tag, policy))
     deals = eval_deals(args.deals, args.first_deal)
-    if policy == "random":
+    if policy in BATCHED:
         return deals[(len(deals) - 1) // BATCH * BATCH :]
     rng = np.random.default_rng(zlib.crc32(f"{folder}/{tag}/{policy}".encode()))
     sample = SAMPLE["search" if _searching(policy) else policy]
@@ -114,7 +116,7 @@ def test_every_folder_is_checked():
     folders = sorted(p.name for p in RESULTS.iterdir() if (p / "episodes.csv").exists())
     assert folders == sorted((*PLAYED, SUMMARY)), "an evaluation folder no test replays"
     names = {case.values[2] for case in CASES}
-    assert {p for p in names if not _searching(p)} == {"random", "greedy", "solver", "learned"}
+    assert {p for p in names if not _searching(p)} == {"random", "greedy", "solver", "learned", "ppo"}
     assert "search" in names and len(names) > 5  # the shipped budget, and the budget curve
 
 

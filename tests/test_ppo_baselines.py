@@ -65,6 +65,7 @@ def test_a_tiny_run_is_collected(tmp_path, monkeypatch):
     assert (out / "TF1-D3N.png").stat().st_size > 10_000
     table = (out / "table.md").read_text()
     assert "| TF1-D3N | 256 |" in table and "--seed 0" in table
+    assert table in (out / "README.md").read_text()
     # the final policy of seed 0, weights only, with its provenance
     agent = load_npz(tmp_path / "checkpoints" / "TF1-D3N.npz", game="solitaire_reflechi",
                      options={"draw": 3})  # fmt: skip
