@@ -39,16 +39,21 @@ CONFIGS = {
     "TF1-D3N": "configs/reflechi_d3.yaml",
     "DS1-D1N": "configs/double_d1n.yaml",
     "DS1-D3N": "configs/double_d3n.yaml",
+    "SH1-C4-rllib": "configs/rllib_seahaven_c4.yaml",
 }
-"""The variants with a published PPO curve and the config that trains each."""
+"""The curves (a variant, or a variant and ``-rllib`` for RLlib's PPO) and the config that trains
+each: MaskablePPO with ``experiments/train.py``, RLlib's PPO (``algorithm: rllib_ppo``) with
+``experiments/train_rllib.py``."""
+RLLIB = "-rllib"
 SEEDS = (0, 1, 2)
 RUNS_DIR = Path("runs/ppo")
 OUT_DIR = Path("experiments/results/ppo_curves")
 
 
 def run_command(variant: str, seed: int, runs: Path) -> list[str]:
-    """The command that trains ``variant`` with ``seed`` into ``runs/<variant>/seed<seed>``."""
-    return [sys.executable, "experiments/train.py", CONFIGS[variant], "--seed", str(seed),
+    """The command that trains curve ``variant`` with ``seed`` into ``runs/<variant>/seed<seed>``."""
+    script = "train_rllib.py" if variant.endswith(RLLIB) else "train.py"
+    return [sys.executable, f"experiments/{script}", CONFIGS[variant], "--seed", str(seed),
             "--out", str(runs / variant / f"seed{seed}"), "--no-progress"]  # fmt: skip
 
 
@@ -143,7 +148,9 @@ def _eval_wall_times(run: Path) -> list[tuple[int, float]]:
 
     out: list[tuple[int, float]] = []
     offset = 0.0
-    for folder in sorted((run / "tb").glob("ppo_*"), key=lambda p: int(p.name.split("_")[1])):
+    # train.py: one folder per session (tb/ppo_1, ppo_2 …); train_rllib.py: tb/ itself
+    folders = sorted((run / "tb").glob("ppo_*"), key=lambda p: int(p.name.split("_")[1]))
+    for folder in folders or [run / "tb"]:
         acc = EventAccumulator(str(folder), size_guidance={"scalars": 0})
         acc.Reload()
         start = acc.FirstEventTimestamp()
@@ -263,7 +270,8 @@ def cmd_collect(args) -> int:
             for s in sorted(curves):
                 w.writerows(curves[s])
         plot_curves(variant, curves, out / f"{variant}.png")
-        export_final(variant, done[min(done)], min(done), CHECKPOINTS / f"{variant}.npz")
+        if not variant.endswith(RLLIB):  # an RLlib module has no weights-only format yet
+            export_final(variant, done[min(done)], min(done), CHECKPOINTS / f"{variant}.npz")
         finals = [curves[s][-1] for s in sorted(curves)]
         wins = [100 * f["win_rate"] for f in finals]
         best = [max(100 * r["win_rate"] for r in curves[s]) for s in sorted(curves)]

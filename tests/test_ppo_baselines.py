@@ -26,14 +26,17 @@ def test_configs_train_their_variant_and_the_command_fixes_seed_and_threads():
     from agents.config import load_config
     from agents.play import variant_tag
 
-    for variant, path in BASELINES.CONFIGS.items():
+    for curve, path in BASELINES.CONFIGS.items():
         cfg = load_config(ROOT / path)
-        assert variant_tag(cfg.game, cfg.env_kwargs) == variant
-        assert cfg.torch_threads == 1 and cfg.ppo["policy"] == "lean"
+        rllib = curve.endswith(BASELINES.RLLIB)
+        assert variant_tag(cfg.game, cfg.env_kwargs) == curve.removesuffix(BASELINES.RLLIB)
+        assert cfg.algorithm == ("rllib_ppo" if rllib else "maskable_ppo")
+        assert cfg.torch_threads == 1 and (rllib or cfg.ppo["policy"] == "lean")
         assert cfg.total_timesteps >= 1_000_000
-        cmd = BASELINES.shown_command(variant, 2)
-        assert cmd.startswith("NUMBA_NUM_THREADS=1 python experiments/train.py " + path)
-        assert "--seed 2" in cmd and f"runs/ppo/{variant}/seed2" in cmd
+        cmd = BASELINES.shown_command(curve, 2)
+        script = "train_rllib.py" if rllib else "train.py"
+        assert cmd.startswith(f"NUMBA_NUM_THREADS=1 python experiments/{script} {path}")
+        assert "--seed 2" in cmd and f"runs/ppo/{curve}/seed2" in cmd
 
 
 def test_a_tiny_run_is_collected(tmp_path, monkeypatch):

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import csv
 import os
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -15,10 +14,9 @@ import pytest
 pytest.importorskip("ray.rllib", reason="the ray extra: pip install -e '.[ray]'")
 pytest.importorskip("torch")
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from agents.config import ConfigError, check_config, load_config
 
-from agents.config import ConfigError, check_config, load_config  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 TINY = {
     "name": "tiny_rllib",
