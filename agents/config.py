@@ -11,6 +11,12 @@ It is potential-based (the potential is the number of cards on the foundations),
 moves gains anything, and an episode's return is the number of cards it ended with on the
 foundations (plus the bonus when won). ``win_bonus`` is used by ``foundation`` only.
 
+``shaping`` (``foundation`` with MaskablePPO): ``difference``, the env's reward as it is; or
+``potential``, ``gamma * Phi(s') - Phi(s)`` with ``Phi`` the cards on the foundations and
+``gamma`` the config's ``ppo.gamma`` (the trainer adds ``(gamma - 1) * Phi(s')``). Discounted
+returns of ``difference`` are not free of cycles: a card put home now and taken back ``k`` moves
+later gains ``1 - gamma**k``; with ``potential`` every cycle's discounted sum is 0.
+
 ``deals``: which training deals the env draws, ``random`` (any deal of the training split) or
 ``solvable`` (the shipped list of training deals the solver proved solvable, see
 ``solitaire_gym.envs.deal_lists``). Periodic and final evaluation play the evaluation split
@@ -41,6 +47,9 @@ VECTORIZE = ("native", "sync")
 ACTIVATIONS = ("tanh", "relu")
 # ppo.policy: lean = agents.masked_policy.LeanMaskablePolicy (the same policy, faster), sb3 = stock
 PPO_POLICIES = ("lean", "sb3")
+# shaping (foundation reward, MaskablePPO): difference = the env's Phi(s') - Phi(s); potential =
+# gamma * Phi(s') - Phi(s) (agents.training.TrainingReward), Phi = cards on the foundations
+SHAPINGS = ("difference", "potential")
 GAMES = tuple(GAME_OPTIONS)
 KEEP_ALL = "all"
 """``checkpoint.keep``'s value that keeps every step checkpoint."""
@@ -94,6 +103,7 @@ SCHEMA: dict[str, Any] = {
     "reward_mode": (str, "foundation"),
     "win_bonus": (NUMBER, 10.0),
     "reward_scale": (NUMBER, 1.0),
+    "shaping": (str, "difference"),
     "deals": (str, "random"),
     "total_timesteps": (int, None),
     "num_envs": (int, 32),
@@ -251,6 +261,7 @@ def check_config(data: Any, where: str = "<dict>") -> TrainConfig:
         "deals": DEAL_SOURCES,
         "network.activation": ACTIVATIONS,
         "ppo.policy": PPO_POLICIES,
+        "shaping": SHAPINGS,
         "rllib.vectorize": VECTORIZE,
     }
     for key, allowed_values in choices.items():

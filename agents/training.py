@@ -83,10 +83,14 @@ class TrainingReward(VecEnvWrapper):
     becomes the scaled training return. The cards on the foundations at an episode's end come
     from the env's ``info["foundation_cards"]``, never from the observation."""
 
-    def __init__(self, venv: VecEnv, scale: float):
+    def __init__(self, venv: VecEnv, scale: float, *, gamma: float | None = None,
+                 cards=None) -> None:  # fmt: skip
         super().__init__(venv)
         self.scale = float(scale)
         self.ret = np.zeros(self.num_envs, np.float64)
+        # potential shaping (config ``shaping: potential``): add (gamma - 1) * Phi(s'), Phi(s')
+        # the cards home after the move (an ended game's from its info); cards() reads them
+        self.gamma, self.cards = gamma, cards
 
     def reset(self):
         obs = self.venv.reset()
@@ -95,6 +99,11 @@ class TrainingReward(VecEnvWrapper):
 
     def step_wait(self):
         obs, rewards, dones, infos = self.venv.step_wait()
+        if self.gamma is not None:
+            phi = self.cards().astype(np.float64)
+            for i in np.flatnonzero(dones).tolist():
+                phi[i] = infos[i]["foundation_cards"]
+            rewards = (rewards + (self.gamma - 1.0) * phi).astype(np.float32)
         rewards = rewards * np.float32(self.scale)
         self.ret += rewards
         for i in np.flatnonzero(dones).tolist():
@@ -120,7 +129,9 @@ def make_train_env(cfg: TrainConfig, seed: int | None = None) -> tuple[VecEnv, T
         **cfg.env_kwargs,
     )
     timed = TimedVecEnv(raw)
-    env = TrainingReward(timed, cfg.reward_scale)
+    potential = cfg.raw["shaping"] == "potential" and cfg.reward_mode == "foundation"
+    env = TrainingReward(timed, cfg.reward_scale, gamma=cfg.ppo["gamma"] if potential else None,
+                         cards=raw.foundation_cards)  # fmt: skip
     return env, timed
 
 

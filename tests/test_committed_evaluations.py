@@ -116,7 +116,13 @@ def test_every_folder_is_checked():
     folders = sorted(p.name for p in RESULTS.iterdir() if (p / "episodes.csv").exists())
     assert folders == sorted((*PLAYED, SUMMARY)), "an evaluation folder no test replays"
     names = {case.values[2] for case in CASES}
-    assert {p for p in names if not _searching(p)} == {"random", "greedy", "solver", "learned", "ppo"}
+    assert {p for p in names if not _searching(p)} == {
+        "random",
+        "greedy",
+        "solver",
+        "learned",
+        "ppo",
+    }
     assert "search" in names and len(names) > 5  # the shipped budget, and the budget curve
 
 

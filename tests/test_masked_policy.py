@@ -77,3 +77,36 @@ def test_config_policy_is_lean_or_sb3():
     raw = dict(cfg.raw, ppo=dict(cfg.raw["ppo"], policy="fast"))
     with pytest.raises(ConfigError, match=r"ppo\.policy must be one of lean, sb3, not 'fast'"):
         check_config(raw, cfg.path)
+
+
+def test_potential_shaping_adds_gamma_minus_one_times_the_cards_home():
+    """``shaping: potential`` gives gamma * Phi(s') - Phi(s) (scaled): the env's reward plus
+    (gamma - 1) * Phi(s'), Phi(s') the cards home after the move (an ended game's, not its new
+    deal's); ``difference`` is the env's reward as it is."""
+    from agents.training import make_train_env
+
+    cfg = load_config("configs/reflechi_d1.yaml")
+    assert cfg.raw["shaping"] == "difference"
+    small = dict(cfg.raw, num_envs=6, max_episode_steps=30, ppo=dict(cfg.raw["ppo"], batch_size=64))
+    plain, _ = make_train_env(check_config(small, cfg.path), seed=5)
+    shaped, _ = make_train_env(check_config(dict(small, shaping="potential"), cfg.path), seed=5)
+    gamma, scale = cfg.ppo["gamma"], cfg.reward_scale
+    plain.reset()
+    shaped.reset()
+    rng = np.random.default_rng(0)
+    ended, home = 0, 0.0
+    for _ in range(70):
+        acts = np.array([rng.choice(np.flatnonzero(m)) for m in plain.action_masks()])
+        _, r0, d0, i0 = plain.step(acts)
+        _, r1, d1, i1 = shaped.step(acts)
+        assert np.array_equal(d0, d1)
+        phi = shaped.venv.venv.foundation_cards().astype(float)
+        for i in np.flatnonzero(d1):
+            phi[i] = i1[i]["foundation_cards"]
+            ended += 1
+        np.testing.assert_allclose(r1, r0 + scale * (gamma - 1) * phi, rtol=1e-5, atol=1e-6)
+        home = max(home, phi.max())
+    assert home > 0  # some cards went home: the two rewards differed
+    assert ended >= 6  # games ended at the step limit on the way
+    with pytest.raises(ConfigError, match="shaping must be one of difference, potential"):
+        check_config(dict(cfg.raw, shaping="discounted"), cfg.path)

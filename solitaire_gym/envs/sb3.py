@@ -137,6 +137,11 @@ class SB3VecEnv(VecEnv):
                 infos[r] = info
         return core.obs, rewards, dones, infos
 
+    def foundation_cards(self) -> np.ndarray:
+        """Cards on the foundations of every game now, ``(num_envs,)`` int64 (a game that just
+        ended is its new deal's: its end is in its ``info``)."""
+        return self._core.foundation_cards()
+
     def end_games(self, rows: np.ndarray, truncated: np.ndarray | None = None) -> list[dict]:
         """End the games of ``rows`` now and deal new ones there (what an ended game gets;
         also for a wrapper that ends games early, e.g. when the solver proves one lost).
