@@ -180,8 +180,12 @@ def read_curve(run: Path, seed: int) -> list[dict]:
              "deals": int(r["deals"])} for r, w in zip(rows, walls, strict=True)]  # fmt: skip
 
 
+SUMMARY = ROOT / "experiments" / "results" / "summary" / "results.json"
+
+
 def plot_curves(variant: str, curves: dict[int, list[dict]], path: Path) -> None:
-    """Win rate and cards home against env steps: each seed thin, their mean thick."""
+    """Win rate and cards home against env steps: each seed thin, their mean thick, and greedy's
+    figures on the evaluation deals (``summary/``) as a dashed line where they are committed."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -197,6 +201,10 @@ def plot_curves(variant: str, curves: dict[int, list[dict]], path: Path) -> None
         steps = [curves[min(curves)][i]["step"] for i in range(n)]
         mean = [scale * sum(c[i][key] for c in curves.values()) / len(curves) for i in range(n)]
         ax.plot(steps, mean, lw=2.2, color="black", label="mean")
+        greedy = _greedy(variant.removesuffix(RLLIB))
+        if greedy is not None:
+            value = scale * greedy["win_rate" if key == "win_rate" else "mean_foundation"]
+            ax.axhline(value, ls="--", color="grey", label="greedy (evaluation deals)")
         ax.set_xlabel("env steps")
         ax.set_ylabel(label)
         ax.grid(alpha=0.3)
@@ -205,6 +213,14 @@ def plot_curves(variant: str, curves: dict[int, list[dict]], path: Path) -> None
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
+
+
+def _greedy(variant: str) -> dict | None:
+    """Greedy's committed summary on ``variant``'s evaluation deals, if there is one."""
+    try:
+        return json.loads(SUMMARY.read_text(encoding="utf-8"))["summaries"][variant]["greedy"]
+    except (OSError, ValueError, KeyError):
+        return None
 
 
 def export_final(variant: str, run: Path, seed: int, path: Path) -> dict:

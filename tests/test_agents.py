@@ -120,6 +120,13 @@ def test_agents_by_name():
     assert isinstance(make_agent("greedy", "TF1-D3N"), GreedyAgent)
     solver = make_agent("solver", "SH1-C4", solver_nodes=7, solver_seconds=1.5)
     assert isinstance(solver, SolverAgent) and (solver.max_nodes, solver.max_seconds) == (7, 1.5)
+    # ppo: the committed MaskablePPO baseline of the variant, sampling; none for other variants
+    ppo = make_agent("ppo", "TF1-D3N", seed=4)
+    assert (ppo.name, ppo.meta["variant"], ppo.deterministic, ppo.seed) == ("ppo", "TF1-D3N",
+                                                                          False, 4)  # fmt: skip
+    with pytest.raises(ValueError, match="no MaskablePPO baseline for SH1-C2: there is one for "
+                                         "DS1-D1N, DS1-D3N, SH1-C4, TF1-D1N, TF1-D3N"):  # fmt: skip
+        make_agent("ppo", "SH1-C2")
     # learned: the committed policy of the variant, or of the nearest option of its game
     assert make_agent("learned", "SH1-C2").meta["variant"] == "SH1-C4"
     path = committed_policies()["DS1-D3N"]

@@ -86,3 +86,27 @@ def test_collect_skips_unfinished_runs_and_refuses_bad_arguments(tmp_path, capsy
     for argv in (["run", "--variants", "SH1-C3"], ["run", "--seeds", "a"], ["run", "--jobs", "0"]):
         with pytest.raises(SystemExit):
             BASELINES.main(argv)
+
+
+def test_committed_baselines_are_the_curves_final_seed_0_policies():
+    """Every committed PPO baseline is a curve's (``ppo_curves/<variant>.csv``) final seed-0
+    policy: its record names the curve's command and holds its last validation; each was
+    evaluated in ``ppo/`` (whose games ``tests/test_committed_evaluations.py`` replays)."""
+    import json
+
+    from agents.named import PPO_DIR, read_npz_meta
+
+    curves = ROOT / BASELINES.OUT_DIR
+    committed = sorted(p.stem for p in PPO_DIR.glob("*.npz"))
+    assert committed == sorted(v for v in BASELINES.CONFIGS if not v.endswith(BASELINES.RLLIB))
+    evaluated = json.loads((ROOT / "experiments/results/ppo/results.json").read_text())
+    for variant in committed:
+        meta = read_npz_meta(PPO_DIR / f"{variant}.npz")
+        assert meta["variant"] == variant
+        assert meta["trained_by"] == BASELINES.shown_command(variant, 0)
+        with open(curves / f"{variant}.csv", newline="") as fh:
+            last = [r for r in csv.DictReader(fh) if r["seed"] == "0"][-1]
+        final = meta["final"]["validation"]
+        assert (final["step"], final["win_rate"]) == (int(last["step"]), float(last["win_rate"]))
+        assert meta["num_timesteps"] == final["step"]
+        assert "ppo" in evaluated["summaries"][variant]
