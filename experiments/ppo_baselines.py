@@ -117,7 +117,11 @@ def main(argv: list[str] | None = None) -> int:
     c.add_argument("--out", default=str(OUT_DIR))
     for p in (r, c):
         p.add_argument("--runs", default=str(RUNS_DIR), help="the runs' folder")
-        p.add_argument("--variants", default=",".join(CONFIGS))
+        p.add_argument(
+            "--variants",
+            default=",".join(v for v in CONFIGS if not v.endswith(RLLIB)),
+            help=f"curves, of {', '.join(CONFIGS)} (default: the MaskablePPO ones)",
+        )
         p.add_argument("--seeds", default=",".join(map(str, SEEDS)))
     args = ap.parse_args(argv)
     args.variants = [v for v in args.variants.split(",") if v]
@@ -246,24 +250,28 @@ def seeds_and_mean(values: list[float]) -> str:
     return " / ".join(f"{x:.1f}" for x in values) + f" ({sum(values) / len(values):.1f})"
 
 
-README = """# MaskablePPO from scratch: learning curves
+README = """# PPO from scratch: learning curves
 
-Three seeds a variant, 1M env steps a run, the committed configs (`configs/seahaven_c4.yaml`,
-`reflechi_d1.yaml`, `reflechi_d3.yaml`, `double_d1n.yaml`, `double_d3n.yaml`: the `foundation`
-reward, 128 envs, minibatches of 4,096, `ppo.policy: lean`). Each run validates on 200
-validation deals (`2^19 …`) every 100,000 steps and at its end, sampling its moves. The files:
-`<variant>.csv` (every validation of every seed: `elapsed_s` is the seconds since the run
-started, as TensorBoard logged it), `<variant>.png` (each seed and their mean). Two runs shared
-the 2-core machine at a time (load average 2-3), so the wall seconds are under that load. Each
-variant's final seed-0 policy is `agents/checkpoints/ppo/<variant>.npz` (weights only), the
-player `ppo`; its games on evaluation deals 0 … 999 are in `../ppo/`.
+MaskablePPO on five variants, three seeds each, and RLlib's PPO on SH1-C4 (`SH1-C4-rllib`, the
+seeds its row names); 1M env steps a run, the committed configs (`configs/seahaven_c4.yaml`,
+`reflechi_d1.yaml`, `reflechi_d3.yaml`, `double_d1n.yaml`, `double_d3n.yaml`,
+`rllib_seahaven_c4.yaml`: the `foundation` reward, 128 envs, minibatches of 4,096). Each run
+validates on 200 validation deals (`2^19 …`) every 100,000 steps and at its end, sampling its
+moves. The files: `<curve>.csv` (every validation of every seed: `elapsed_s` is the seconds
+since the run started, as TensorBoard logged it), `<curve>.png` (each seed, their mean and
+greedy's figure on the evaluation deals). The MaskablePPO runs went two at a time on a 2-core
+machine (load average 2-3), the RLlib run alone (a driver and one env runner), so the wall
+seconds are under that load. Each variant's final seed-0 MaskablePPO policy is
+`agents/checkpoints/ppo/<variant>.npz` (weights only), the player `ppo`; its games on
+evaluation deals 0 … 999 are in `../ppo/`.
 
 {table}
 Made by:
 
 ```bash
-python experiments/ppo_baselines.py run --jobs 2      # the 15 runs (each the command above)
-python experiments/ppo_baselines.py collect           # this folder and the checkpoints
+python experiments/ppo_baselines.py run --jobs 2      # the 15 MaskablePPO runs
+python experiments/ppo_baselines.py run --variants SH1-C4-rllib --seeds 0   # the RLlib run
+python experiments/ppo_baselines.py collect --variants SH1-C4,TF1-D1N,TF1-D3N,DS1-D1N,DS1-D3N,SH1-C4-rllib
 ```
 """
 
@@ -277,7 +285,9 @@ def cmd_collect(args) -> int:
         done = {s: runs / variant / f"seed{s}" for s in args.seeds}
         missing = [s for s, r in done.items() if not finished(r, total)]
         if missing:
-            print(f"{variant}: seeds {missing} not finished; skipped", flush=True)
+            print(f"{variant}: seeds {missing} not finished; left out", flush=True)
+        done = {s: r for s, r in done.items() if s not in missing}
+        if not done:
             continue
         curves = {s: read_curve(r, s) for s, r in done.items()}
         with open(out / f"{variant}.csv", "w", newline="") as fh:
@@ -294,18 +304,17 @@ def cmd_collect(args) -> int:
         cards = [f["foundation"] for f in finals]
         seconds = [f["elapsed_s"] for f in finals]
         lines.append(
-            f"| {variant} | {finals[0]['step']:,} | {seeds_and_mean(wins)} | "
+            f"| {variant} | {', '.join(map(str, sorted(done)))} | {finals[0]['step']:,} | "
+            f"{seeds_and_mean(wins)} | "
             f"{seeds_and_mean(best)} | {seeds_and_mean(cards)} | {min(seconds):.0f}–"
             f"{max(seconds):.0f} | `{shown_command(variant, min(done))}` |"
         )
         print(f"{variant}: {len(curves)} seeds collected", flush=True)
     table = (
-        "| variant | env steps | final validation win rate %, seeds "
-        + " / ".join(map(str, args.seeds))
-        + " (mean) | best validation win rate % (mean) | "
-        "final cards home (mean) | wall s per run | command (seed 0; --seed 1, 2 for the "
-        "others) |\n"
-        "|---|---|---|---|---|---|---|\n" + "\n".join(lines) + "\n"
+        "| curve | seeds | env steps | final validation win rate %, each seed (mean) | best "
+        "validation win rate %, each seed (mean) | final cards home (mean) | wall s per run | "
+        "command (the first seed; --seed N for the others) |\n"
+        "|---|---|---|---|---|---|---|---|\n" + "\n".join(lines) + "\n"
     )
     (out / "table.md").write_text(table, encoding="utf-8")
     (out / "README.md").write_text(README.format(table=table), encoding="utf-8")

@@ -39,7 +39,7 @@ def test_configs_train_their_variant_and_the_command_fixes_seed_and_threads():
         assert "--seed 2" in cmd and f"runs/ppo/{curve}/seed2" in cmd
 
 
-def test_a_tiny_run_is_collected(tmp_path, monkeypatch):
+def test_a_tiny_run_is_collected(tmp_path, monkeypatch, capsys):
     raw = yaml.safe_load((ROOT / BASELINES.CONFIGS["TF1-D3N"]).read_text())
     raw.update(name="tiny", total_timesteps=256, num_envs=8,
                eval={"every_steps": 128, "deals": 2},
@@ -55,8 +55,9 @@ def test_a_tiny_run_is_collected(tmp_path, monkeypatch):
         assert cmd[:2] == [sys.executable, "experiments/train.py"]
         subprocess.run(cmd, cwd=ROOT, check=True, capture_output=True)
     out = tmp_path / "out"
-    assert BASELINES.main(["collect", "--runs", str(runs), "--seeds", "0,1",
+    assert BASELINES.main(["collect", "--runs", str(runs), "--seeds", "0,1,2",
                            "--variants", "TF1-D3N", "--out", str(out)]) == 0  # fmt: skip
+    assert "TF1-D3N: seeds [2] not finished; left out" in capsys.readouterr().out
     with open(out / "TF1-D3N.csv", newline="") as fh:
         rows = list(csv.DictReader(fh))
     assert [(r["seed"], r["step"]) for r in rows] == [
@@ -67,7 +68,7 @@ def test_a_tiny_run_is_collected(tmp_path, monkeypatch):
         assert 0 <= elapsed[0] <= elapsed[1]
     assert (out / "TF1-D3N.png").stat().st_size > 10_000
     table = (out / "table.md").read_text()
-    assert "| TF1-D3N | 256 |" in table and "--seed 0" in table
+    assert "| TF1-D3N | 0, 1 | 256 |" in table and "--seed 0" in table  # the seeds it has
     assert table in (out / "README.md").read_text()
     # the final policy of seed 0, weights only, with its provenance
     agent = load_npz(tmp_path / "checkpoints" / "TF1-D3N.npz", game="solitaire_reflechi",
@@ -82,7 +83,8 @@ def test_a_tiny_run_is_collected(tmp_path, monkeypatch):
 def test_collect_skips_unfinished_runs_and_refuses_bad_arguments(tmp_path, capsys):
     assert BASELINES.main(["collect", "--runs", str(tmp_path), "--variants", "SH1-C4",
                            "--out", str(tmp_path / "out")]) == 0  # fmt: skip
-    assert "SH1-C4: seeds [0, 1, 2] not finished; skipped" in capsys.readouterr().out
+    assert "SH1-C4: seeds [0, 1, 2] not finished; left out" in capsys.readouterr().out
+    assert "| SH1-C4 |" not in (tmp_path / "out" / "table.md").read_text()
     for argv in (["run", "--variants", "SH1-C3"], ["run", "--seeds", "a"], ["run", "--jobs", "0"]):
         with pytest.raises(SystemExit):
             BASELINES.main(argv)
