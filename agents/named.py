@@ -126,12 +126,14 @@ def make_agent(
     """The player ``policy`` of ``variant`` (a tag of :data:`agents.play.VARIANTS`).
 
     ``policy`` is one of :data:`POLICY_NAMES` (``learned``: the committed policy network of the
-    variant, :func:`agents.policy.learned_agent`; ``search``: the search player,
+    variant, :func:`agents.policy.learned_agent`; ``ppo``: the committed MaskablePPO baseline,
+    :func:`ppo_baseline`; ``search``: the search player,
     :class:`agents.search.RolloutSearch`, at its shipped budget, or ``search@N``; ``puct``: the
     tree search, :class:`agents.search.tree.TreeSearch`, with the committed policy and value
     networks of the variant), or the path of an ``.npz`` checkpoint (:func:`load_npz`: a policy
     network or a MaskablePPO policy's weights, played deterministically; a bad file raises
-    :class:`agents.policy.CheckpointError`). ``seed`` seeds the random player; the solver's
+    :class:`agents.policy.CheckpointError`). ``seed`` seeds the random player and the samples of
+    ``ppo``; the solver's
     budget is per game and ``solver_cache`` (a dict) keeps its solutions between games.
     ``device`` (:func:`agents.torch_setup.resolve_device`): where the network of ``learned`` or
     of a checkpoint plays. Unknown names and variants raise ``ValueError`` before anything is

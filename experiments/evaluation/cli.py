@@ -26,7 +26,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--policies",
         default="random,greedy,solver",
         help="comma-separated: random, greedy, learned (the committed policy network of each "
-        "variant, agents/checkpoints/), search (the search player at its shipped budget; "
+        "variant, agents/checkpoints/), ppo (the MaskablePPO baseline of the variant, "
+        "agents/checkpoints/ppo/), search (the search player at its shipped budget; "
         "search@N for N nodes per move, search@N-l2 for nested level 2, search@N-v valued by "
         "the value network), puct (the tree search with the policy and value networks; "
         "puct@N), solver (default: "
