@@ -165,26 +165,41 @@ def save_ppo_weights(
             f"the model reads {obs_dim} values and has {n_actions} actions; {meta['variant']} has "
             f"{meta['obs_dim']} and {meta['n_actions']}"
         )
+    state = model.policy.state_dict()
+    weights = {name: state[name] for name in _weight_names(len(arch["net_arch"])).values()}
+    versions = {"stable_baselines3": stable_baselines3.__version__,
+                "sb3_contrib": sb3_contrib.__version__, "torch": torch.__version__}  # fmt: skip
+    return write_ppo_weights(path, meta, arch, weights, trained_on=record,
+                             num_timesteps=int(getattr(model, "num_timesteps", 0)),
+                             versions=versions, extra=extra)  # fmt: skip
+
+
+def write_ppo_weights(
+    path: str | os.PathLike[str],
+    meta: dict[str, Any],
+    arch: dict[str, Any],
+    weights: dict[str, Any],
+    *,
+    trained_on: dict[str, Any],
+    num_timesteps: int,
+    versions: dict[str, str],
+    extra: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """Write an actor in this module's format: ``meta``, the game's record
+    (:func:`~agents.checkpoint.complete_meta` and ``variant``); ``arch``, its ``net_arch`` and
+    ``activation``; ``weights``, its tensors by the model's names (:func:`_weight_names`);
+    the provenance; ``extra``, more JSON-able keys (not the record's own). Returns the record.
+    :func:`save_ppo_weights` writes a MaskablePPO model's with it, and
+    :func:`agents.rllib_training.save_rllib_weights` an RLlib PPO module's."""
     clash = sorted(set(extra or {}) & set(_RESERVED))
     if clash:
         raise ValueError(f"extra may not set the record's own keys {clash}")
-    meta.update(
-        format=FORMAT,
-        format_version=FORMAT_VERSION,
-        arch=arch,
-        trained_on=record,
-        num_timesteps=int(getattr(model, "num_timesteps", 0)),
-        versions={
-            "stable_baselines3": stable_baselines3.__version__,
-            "sb3_contrib": sb3_contrib.__version__,
-            "torch": torch.__version__,
-        },
-        **(extra or {}),
-    )
-    state = model.policy.state_dict()
+    meta = dict(meta, format=FORMAT, format_version=FORMAT_VERSION, arch=arch,
+                trained_on=trained_on, num_timesteps=int(num_timesteps), versions=versions,
+                **(extra or {}))  # fmt: skip
     arrays = {}
     for name in _weight_names(len(arch["net_arch"])).values():
-        w = state[name].detach().cpu().numpy()
+        w = weights[name].detach().cpu().numpy()
         if w.dtype != np.float32:
             raise ValueError(f"the model's {name} is {w.dtype}, not float32")
         arrays[f"w/{name}"] = w

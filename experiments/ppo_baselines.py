@@ -16,8 +16,8 @@ into ``experiments/results/ppo_curves/``: one ``<variant>.csv`` (every seed's cu
 seconds since the run's start, win rate, cards home), one ``<variant>.png`` (win rate and cards
 home against env steps, each seed and the mean), ``table.md`` (each seed's final and best
 validation, cards home, wall seconds, the command) and ``README.md`` (the table and the
-commands); and the final policy of seed 0 as weights only into
-``agents/checkpoints/ppo/<variant>.npz`` (:mod:`agents.ppo_weights`).
+commands); and the final policy of the first seed as weights only (:mod:`agents.ppo_weights`)
+into ``agents/checkpoints/ppo/<variant>.npz`` (an RLlib curve's: ``<curve>.npz`` beside its CSV).
 """
 
 from __future__ import annotations
@@ -245,6 +245,28 @@ def export_final(variant: str, run: Path, seed: int, path: Path) -> dict:
     return save_ppo_weights(path, model, extra=extra)
 
 
+RLLIB_MODULE = Path("checkpoints/final/learner_group/learner/rl_module/default_policy")
+"""Where an RLlib run keeps its final module (under the run's folder)."""
+
+
+def export_final_rllib(variant: str, run: Path, seed: int, path: Path) -> dict:
+    """The RLlib run's final module's actor as weights only at ``path``
+    (:func:`agents.rllib_training.save_rllib_weights`), its record as :func:`export_final`
+    writes one. Loads our own checkpoint (it is the run's)."""
+    from ray.rllib.core.rl_module.rl_module import RLModule
+
+    from agents.config import load_config
+    from agents.rllib_training import save_rllib_weights
+
+    module = RLModule.from_checkpoint((run / RLLIB_MODULE).resolve())
+    state = json.loads((run / "state.json").read_text())
+    last = read_curve(run, seed)[-1]
+    extra = {"trained_by": shown_command(variant, seed),
+             "final": {"step": int(state["step"]), "validation": last}}  # fmt: skip
+    cfg = load_config(ROOT / CONFIGS[variant])
+    return save_rllib_weights(path, module, cfg, num_timesteps=int(state["step"]), extra=extra)
+
+
 def seeds_and_mean(values: list[float]) -> str:
     """``3.5 / 4.0 / 6.0 (4.5)``: each seed's figure, then their mean."""
     return " / ".join(f"{x:.1f}" for x in values) + f" ({sum(values) / len(values):.1f})"
@@ -252,25 +274,26 @@ def seeds_and_mean(values: list[float]) -> str:
 
 README = """# PPO from scratch: learning curves
 
-MaskablePPO on five variants, three seeds each, and RLlib's PPO on SH1-C4 (`SH1-C4-rllib`, the
-seeds its row names); 1M env steps a run, the committed configs (`configs/seahaven_c4.yaml`,
-`reflechi_d1.yaml`, `reflechi_d3.yaml`, `double_d1n.yaml`, `double_d3n.yaml`,
-`rllib_seahaven_c4.yaml`: the `foundation` reward, 128 envs, minibatches of 4,096). Each run
-validates on 200 validation deals (`2^19 …`) every 100,000 steps and at its end, sampling its
-moves. The files: `<curve>.csv` (every validation of every seed: `elapsed_s` is the seconds
-since the run started, as TensorBoard logged it), `<curve>.png` (each seed, their mean and
-greedy's figure on the evaluation deals). The MaskablePPO runs went two at a time on a 2-core
-machine (load average 2-3), the RLlib run alone (a driver and one env runner), so the wall
-seconds are under that load. Each variant's final seed-0 MaskablePPO policy is
-`agents/checkpoints/ppo/<variant>.npz` (weights only), the player `ppo`; its games on
-evaluation deals 0 … 999 are in `../ppo/`.
+MaskablePPO on five variants and RLlib's PPO on SH1-C4 (`SH1-C4-rllib`), three seeds each; 1M
+env steps a run, the committed configs (`configs/seahaven_c4.yaml`, `reflechi_d1.yaml`,
+`reflechi_d3.yaml`, `double_d1n.yaml`, `double_d3n.yaml`, `rllib_seahaven_c4.yaml`: the
+`foundation` reward, 128 envs, minibatches of 4,096). Each run validates on 200 validation
+deals (`2^19 …`) every 100,000 steps and at its end, sampling its moves. The files:
+`<curve>.csv` (every validation of every seed: `elapsed_s` is the seconds since the run started,
+as TensorBoard logged it), `<curve>.png` (each seed, their mean and greedy's figure on the
+evaluation deals). The MaskablePPO runs went two at a time on a 2-core machine (load average
+2-3), as did the RLlib runs of seeds 1 and 2 (seed 0 ran alone; each run is a driver and one env
+runner), so the wall seconds are under that load. Each variant's final seed-0 MaskablePPO policy
+is `agents/checkpoints/ppo/<variant>.npz` (weights only), the player `ppo`; its games on
+evaluation deals 0 … 999 are in `../ppo/`. The RLlib run's final seed-0 actor is
+`SH1-C4-rllib.npz` here, in the same format (`evaluate.py --checkpoint` plays it).
 
 {table}
 Made by:
 
 ```bash
 python experiments/ppo_baselines.py run --jobs 2      # the 15 MaskablePPO runs
-python experiments/ppo_baselines.py run --variants SH1-C4-rllib --seeds 0   # the RLlib run
+python experiments/ppo_baselines.py run --variants SH1-C4-rllib --seeds 0,1,2 --jobs 2   # RLlib
 python experiments/ppo_baselines.py collect --variants SH1-C4,TF1-D1N,TF1-D3N,DS1-D1N,DS1-D3N,SH1-C4-rllib
 ```
 """
@@ -296,7 +319,9 @@ def cmd_collect(args) -> int:
             for s in sorted(curves):
                 w.writerows(curves[s])
         plot_curves(variant, curves, out / f"{variant}.png")
-        if not variant.endswith(RLLIB):  # an RLlib module has no weights-only format yet
+        if variant.endswith(RLLIB):
+            export_final_rllib(variant, done[min(done)], min(done), out / f"{variant}.npz")
+        else:
             export_final(variant, done[min(done)], min(done), CHECKPOINTS / f"{variant}.npz")
         finals = [curves[s][-1] for s in sorted(curves)]
         wins = [100 * f["win_rate"] for f in finals]

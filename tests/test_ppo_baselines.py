@@ -91,24 +91,26 @@ def test_collect_skips_unfinished_runs_and_refuses_bad_arguments(tmp_path, capsy
 
 
 def test_committed_baselines_are_the_curves_final_seed_0_policies():
-    """Every committed PPO baseline is a curve's (``ppo_curves/<variant>.csv``) final seed-0
-    policy: its record names the curve's command and holds its last validation; each was
-    evaluated in ``ppo/`` (whose games ``tests/test_committed_evaluations.py`` replays)."""
+    """Every curve's final seed-0 policy is committed as weights only (MaskablePPO's in
+    ``agents/checkpoints/ppo/``, the player ``ppo``; RLlib's beside its curve): its record names
+    the curve's command and holds its last validation; the MaskablePPO ones were evaluated in
+    ``ppo/`` (whose games ``tests/test_committed_evaluations.py`` replays)."""
     import json
 
     from agents.named import PPO_DIR, read_npz_meta
 
     curves = ROOT / BASELINES.OUT_DIR
-    committed = sorted(p.stem for p in PPO_DIR.glob("*.npz"))
-    assert committed == sorted(v for v in BASELINES.CONFIGS if not v.endswith(BASELINES.RLLIB))
+    sb3 = [v for v in BASELINES.CONFIGS if not v.endswith(BASELINES.RLLIB)]
+    assert sorted(p.stem for p in PPO_DIR.glob("*.npz")) == sorted(sb3)
     evaluated = json.loads((ROOT / "experiments/results/ppo/results.json").read_text())
-    for variant in committed:
-        meta = read_npz_meta(PPO_DIR / f"{variant}.npz")
-        assert meta["variant"] == variant
-        assert meta["trained_by"] == BASELINES.shown_command(variant, 0)
-        with open(curves / f"{variant}.csv", newline="") as fh:
+    for curve in BASELINES.CONFIGS:
+        rllib = curve.endswith(BASELINES.RLLIB)
+        meta = read_npz_meta(curves / f"{curve}.npz" if rllib else PPO_DIR / f"{curve}.npz")
+        assert meta["variant"] == curve.removesuffix(BASELINES.RLLIB)
+        assert meta["trained_by"] == BASELINES.shown_command(curve, 0)
+        with open(curves / f"{curve}.csv", newline="") as fh:
             last = [r for r in csv.DictReader(fh) if r["seed"] == "0"][-1]
         final = meta["final"]["validation"]
         assert (final["step"], final["win_rate"]) == (int(last["step"]), float(last["win_rate"]))
         assert meta["num_timesteps"] == final["step"]
-        assert "ppo" in evaluated["summaries"][variant]
+        assert rllib or "ppo" in evaluated["summaries"][curve]

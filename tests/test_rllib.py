@@ -88,6 +88,27 @@ def test_rllib_trains_with_masks_and_resumes(tmp_path):
         assert len(train) >= 2 and int(train[-1]["step"]) >= 128
         assert any((out / "tb").iterdir())  # TensorBoard events
         assert (out / "timing.json").exists()
+        # the final module's actor as weights only: the module's logits on the legal actions
+        import torch
+        from ray.rllib.core.rl_module.rl_module import RLModule
+
+        from agents.named import load_npz
+        from agents.rllib_training import save_rllib_weights
+        from solitaire_gym.envs.sb3 import SB3VecEnv
+
+        module = RLModule.from_checkpoint(
+            (final / "learner_group/learner/rl_module/default_policy").resolve()
+        )
+        record = save_rllib_weights(tmp_path / "w.npz", module, cfg, num_timesteps=7)
+        assert record["num_timesteps"] == 7 and record["trained_on"]["algorithm"] == "rllib_ppo"
+        agent = load_npz(tmp_path / "w.npz", game="seahaven_towers", options={"cells": 4})
+        env = SB3VecEnv("seahaven_towers", num_envs=8, seed=0, cells=4)
+        obs, masks = env.reset(), env.action_masks()
+        batch = {"obs": {"observations": torch.from_numpy(obs.astype(np.float32)),
+                         "action_mask": torch.from_numpy(masks.astype(np.float32))}}  # fmt: skip
+        with torch.no_grad():
+            want = module.forward_inference(batch)["action_dist_inputs"].numpy()
+        np.testing.assert_allclose(agent.logits(obs)[masks], want[masks], rtol=1e-6, atol=1e-6)
         steps = int(train[-1]["step"])
         bigger = check_config(dict(TINY, total_timesteps=steps + 64))
         RLlibRun(bigger, out, progress=False).train()  # resumes from the latest checkpoint
