@@ -32,8 +32,10 @@ PICTURES: dict[str, tuple[str, list[str]]] = {
 COPIES: dict[str, str] = {
     "images/results/win_rates.png": "experiments/results/summary/win_rates.png",
     "images/results/search_budget.png": "experiments/results/search_budget/budget.png",
-    **{f"images/results/ppo_{v}.png": f"experiments/results/ppo_curves/{v}.png"
-       for v in ("SH1-C4", "TF1-D1N", "TF1-D3N", "DS1-D1N", "DS1-D3N", "SH1-C4-rllib")},
+    **{
+        f"images/results/ppo_{v}.png": f"experiments/results/ppo_curves/{v}.png"
+        for v in ("SH1-C4", "TF1-D1N", "TF1-D3N", "DS1-D1N", "DS1-D3N", "SH1-C4-rllib")
+    },
 }
 ROOT = Path(__file__).resolve().parent.parent
 
