@@ -25,6 +25,7 @@ either way.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import itertools
 import math
@@ -310,6 +311,12 @@ def check_config(data: Any, where: str = "<dict>") -> TrainConfig:
             raise ConfigError(f"{where}: {key} must be positive, not {shown(value)}")
     if raw["win_bonus"] < 0:
         raise ConfigError(f"{where}: win_bonus must be >= 0, not {raw['win_bonus']!r}")
+    if raw["shaping"] != "difference" and (raw["algorithm"], raw["reward_mode"]) != (
+        "maskable_ppo",
+        "foundation",
+    ):
+        raise ConfigError(f"{where}: shaping {raw['shaping']} is for reward_mode foundation with "
+                          "algorithm maskable_ppo only")  # fmt: skip
     if raw["algorithm"] != "rllib_ppo":
         if data.get("rllib") is not None:
             raise ConfigError(f"{where}: the rllib section is for algorithm rllib_ppo only")
@@ -413,14 +420,17 @@ MAX_STATE_BYTES = 2**16  # a run's state.json: a step count, the best result and
 
 def check_run_folder(out: Path, raw: dict) -> None:
     """Refuse to resume in ``out`` a run of another config: its ``config.yaml`` (read by
-    :func:`read_yaml`, as any config) must equal ``raw`` but for the keys of
-    :data:`RESUME_MAY_CHANGE`."""
+    :func:`read_yaml`, as any config), with the defaults of the keys it lacks filled in as
+    :func:`check_config` fills them (a run saved before a key existed has that key's default),
+    must equal ``raw`` but for the keys of :data:`RESUME_MAY_CHANGE`."""
     path = Path(out) / "config.yaml"
     if not path.exists():
         return
     saved, where = read_yaml(path)
     if not isinstance(saved, dict):
         raise ConfigError(f"{where}: not a config (a mapping of keys)")
+    with contextlib.suppress(ConfigError):  # one that fails the check is compared as it is
+        saved = check_config(saved, where).raw
     diff = sorted(
         (
             k
@@ -468,6 +478,13 @@ def read_run_state(path: Path) -> dict:
     if not ok:
         raise ConfigError(f"{where}: not a run state (step, best, timing) as the trainers write it")
     return st
+
+
+def with_overrides(cfg: TrainConfig, **values: Any) -> TrainConfig:
+    """``cfg`` with the top-level keys of ``values`` that are not None replaced (a command's
+    ``--timesteps``, ``--seed``), checked again as any config."""
+    values = {k: v for k, v in values.items() if v is not None}
+    return check_config(dict(cfg.raw, **values), cfg.path) if values else cfg
 
 
 def load_config(path: str | Path) -> TrainConfig:

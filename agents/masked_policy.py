@@ -26,6 +26,8 @@ from sb3_contrib.common.maskable.distributions import (
 from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 from torch.distributions import Categorical
 
+from agents.ppo_weights import HUGE_NEG
+
 
 class _LeanCategorical(MaskableCategorical):
     """``MaskableCategorical`` built in one normalisation, with no argument checks."""
@@ -42,9 +44,8 @@ class _LeanCategorical(MaskableCategorical):
         else:
             self.masks = torch.as_tensor(masks, dtype=torch.bool, device=logits.device)
             self.masks = self.masks.reshape(logits.shape)
-            logits = torch.where(
-                self.masks, logits, torch.tensor(-1e8, dtype=logits.dtype, device=logits.device)
-            )
+            huge = torch.tensor(HUGE_NEG, dtype=logits.dtype, device=logits.device)
+            logits = torch.where(self.masks, logits, huge)
         self.__dict__.pop("probs", None)
         Categorical.__init__(self, logits=logits, validate_args=False)  # one normalisation
 

@@ -74,10 +74,16 @@ _RESERVED = ("format", "format_version", "game", "options", "variant", "prefix",
              "n_actions", "layout_id", "arch", "trained_on", "num_timesteps", "versions")  # fmt: skip
 
 
-def _activation_name(module) -> str | None:
+def activation_class(name: str):
+    """torch's module class of the activation ``name`` (one of :data:`ACTIVATIONS`): what the
+    MaskablePPO trainer builds, this module's networks use and the exporters check."""
     import torch.nn as nn
 
-    return {nn.Tanh: "tanh", nn.ReLU: "relu"}.get(type(module))
+    return {"tanh": nn.Tanh, "relu": nn.ReLU}[name]
+
+
+def _activation_name(module) -> str | None:
+    return next((n for n in ACTIVATIONS if type(module) is activation_class(n)), None)
 
 
 def policy_arch(model) -> dict[str, Any]:
@@ -156,41 +162,46 @@ def save_ppo_weights(
     options = dict(options if options is not None else record.get("options") or {})
     if not isinstance(game, str):
         raise ValueError("the model records no game: pass game= (and options=)")
-    meta = complete_meta({"game": game, "options": options})
-    meta["variant"] = EnvOptions.build(game, **options).variant.tag
-    obs_dim = int(np.prod(model.policy.observation_space.shape))
-    n_actions = int(model.policy.action_space.n)
-    if (obs_dim, n_actions) != (meta["obs_dim"], meta["n_actions"]):
-        raise ValueError(
-            f"the model reads {obs_dim} values and has {n_actions} actions; {meta['variant']} has "
-            f"{meta['obs_dim']} and {meta['n_actions']}"
-        )
     state = model.policy.state_dict()
     weights = {name: state[name] for name in _weight_names(len(arch["net_arch"])).values()}
     versions = {"stable_baselines3": stable_baselines3.__version__,
                 "sb3_contrib": sb3_contrib.__version__, "torch": torch.__version__}  # fmt: skip
-    return write_ppo_weights(path, meta, arch, weights, trained_on=record,
-                             num_timesteps=int(getattr(model, "num_timesteps", 0)),
-                             versions=versions, extra=extra)  # fmt: skip
+    return write_ppo_weights(
+        path, game, options, arch, weights,
+        obs_dim=int(np.prod(model.policy.observation_space.shape)),
+        n_actions=int(model.policy.action_space.n), trained_on=record,
+        num_timesteps=int(getattr(model, "num_timesteps", 0)), versions=versions, extra=extra,
+    )  # fmt: skip
 
 
 def write_ppo_weights(
     path: str | os.PathLike[str],
-    meta: dict[str, Any],
+    game: str,
+    options: dict,
     arch: dict[str, Any],
     weights: dict[str, Any],
     *,
+    obs_dim: int,
+    n_actions: int,
     trained_on: dict[str, Any],
     num_timesteps: int,
     versions: dict[str, str],
     extra: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """Write an actor in this module's format: ``meta``, the game's record
-    (:func:`~agents.checkpoint.complete_meta` and ``variant``); ``arch``, its ``net_arch`` and
-    ``activation``; ``weights``, its tensors by the model's names (:func:`_weight_names`);
-    the provenance; ``extra``, more JSON-able keys (not the record's own). Returns the record.
-    :func:`save_ppo_weights` writes a MaskablePPO model's with it, and
-    :func:`agents.rllib_training.save_rllib_weights` an RLlib PPO module's."""
+    """Write an actor of ``game`` with ``options`` in this module's format and return the
+    record: ``arch``, its ``net_arch`` and ``activation``; ``weights``, its tensors by the
+    model's names (:func:`_weight_names`); ``obs_dim`` and ``n_actions``, what it reads and
+    scores (a ``ValueError`` when they are not the game's); the provenance; ``extra``, more
+    JSON-able keys (not the record's own). :func:`save_ppo_weights` writes a MaskablePPO
+    model's with it, and :func:`agents.rllib_training.save_rllib_weights` an RLlib PPO
+    module's."""
+    meta = complete_meta({"game": game, "options": dict(options)})
+    meta["variant"] = EnvOptions.build(game, **options).variant.tag
+    if (obs_dim, n_actions) != (meta["obs_dim"], meta["n_actions"]):
+        raise ValueError(
+            f"the model reads {obs_dim} values and has {n_actions} actions; {meta['variant']} has "
+            f"{meta['obs_dim']} and {meta['n_actions']}"
+        )
     clash = sorted(set(extra or {}) & set(_RESERVED))
     if clash:
         raise ValueError(f"extra may not set the record's own keys {clash}")
@@ -270,7 +281,7 @@ def build_ppo_net(arch: dict[str, Any], obs_dim: int, n_actions: int):
     ``MlpExtractor.policy_net`` followed by ``action_net``)."""
     import torch.nn as nn
 
-    act = {"tanh": nn.Tanh, "relu": nn.ReLU}[arch["activation"]]
+    act = activation_class(arch["activation"])
     mods: list[nn.Module] = []
     width = obs_dim
     for size in arch["net_arch"]:

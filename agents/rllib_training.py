@@ -218,32 +218,23 @@ def save_rllib_weights(
     import ray
     import torch
 
-    from agents.checkpoint import complete_meta
-    from agents.play import variant_tag
-    from agents.ppo_weights import write_ppo_weights
+    from agents.ppo_weights import activation_class, write_ppo_weights
 
-    act = {"tanh": torch.nn.Tanh, "relu": torch.nn.ReLU}[cfg.network["activation"]]
+    act = activation_class(cfg.network["activation"])
     hidden = list(cfg.network["net_arch"])
     encoder = list(module.encoder.actor_encoder.net.mlp)
     head = list(module.pi.net.mlp)
-    shapes = [(m.in_features, m.out_features) for m in encoder[::2] if hasattr(m, "in_features")]
     fits = (
         len(encoder) == 2 * len(hidden)
         and all(type(m) is torch.nn.Linear for m in encoder[::2])
         and all(type(m) is act for m in encoder[1::2])
-        and [o for _, o in shapes] == hidden
+        and [m.out_features for m in encoder[::2]] == hidden
         and len(head) == 1
         and type(head[0]) is torch.nn.Linear
     )
     if not fits:
         raise ValueError(f"the module's actor is not an MLP of {hidden} with {act.__name__} and "
                          f"one Linear head: {[type(m).__name__ for m in encoder + head]}")  # fmt: skip
-    meta = complete_meta({"game": cfg.game, "options": dict(cfg.env_kwargs)})
-    meta["variant"] = variant_tag(cfg.game, cfg.env_kwargs)
-    if (shapes[0][0], head[0].out_features) != (meta["obs_dim"], meta["n_actions"]):
-        raise ValueError(f"the module reads {shapes[0][0]} values and has "
-                         f"{head[0].out_features} actions; {meta['variant']} has "
-                         f"{meta['obs_dim']} and {meta['n_actions']}")  # fmt: skip
     weights = {}
     for k in range(len(hidden)):
         for p in ("weight", "bias"):
@@ -253,10 +244,12 @@ def save_rllib_weights(
     arch = {"net_arch": hidden, "activation": cfg.network["activation"]}
     record = {"algorithm": cfg.algorithm, "config": cfg.name, "reward_mode": cfg.reward_mode,
               "game_id": cfg.game, "options": dict(cfg.env_kwargs)}  # fmt: skip
-    return write_ppo_weights(path, meta, arch, weights, trained_on=record,
-                             num_timesteps=num_timesteps,
-                             versions={"ray": ray.__version__, "torch": torch.__version__},
-                             extra=extra)  # fmt: skip
+    return write_ppo_weights(
+        path, cfg.game, cfg.env_kwargs, arch, weights,
+        obs_dim=(encoder or head)[0].in_features, n_actions=head[0].out_features,
+        trained_on=record, num_timesteps=num_timesteps,
+        versions={"ray": ray.__version__, "torch": torch.__version__}, extra=extra,
+    )  # fmt: skip
 
 
 # ---- the run -------------------------------------------------------------------------------------

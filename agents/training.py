@@ -43,7 +43,7 @@ from agents.config import (
 )
 from agents.learned import SB3Agent, env_signature
 from agents.play import VALIDATION_START, eval_deals, play_deals
-from agents.ppo_weights import save_ppo_weights
+from agents.ppo_weights import activation_class, save_ppo_weights
 from agents.torch_setup import AUTO, resolve_device
 from solitaire_gym.engine.threads import set_torch_threads
 from solitaire_gym.envs.sb3 import SB3VecEnv
@@ -138,13 +138,12 @@ def make_train_env(cfg: TrainConfig, seed: int | None = None) -> tuple[VecEnv, T
 def build_model(cfg: TrainConfig, env: VecEnv, tb_dir: str | None, device: str = "cpu"):
     """A new MaskablePPO of ``cfg`` on ``env``, on ``device`` (a torch device, as
     :func:`agents.torch_setup.resolve_device` returns), logging to TensorBoard in ``tb_dir``."""
-    import torch
     from sb3_contrib import MaskablePPO
 
     from agents.masked_policy import LeanMaskablePolicy
 
     arch = list(cfg.network["net_arch"])
-    act = {"tanh": torch.nn.Tanh, "relu": torch.nn.ReLU}[cfg.network["activation"]]
+    act = activation_class(cfg.network["activation"])
     p = cfg.ppo
     model = MaskablePPO(
         LeanMaskablePolicy if p["policy"] == "lean" else "MlpPolicy",

@@ -12,6 +12,8 @@ import io
 import sys
 from pathlib import Path
 
+from experiments.ppo_baselines import CONFIGS as CURVES  # the learning curves' PNGs
+
 _MIDGAME = "t3>t4 t3>t1 t1>t7 t4:2>t1 t1>t7 t4>t7 t2>t4 t4:2>t3 t2>t4 t3:2>t9 t5>t9 draw draw"
 
 # picture -> (game code, moves played from the deal). The moves are replayed through the Game
@@ -32,10 +34,7 @@ PICTURES: dict[str, tuple[str, list[str]]] = {
 COPIES: dict[str, str] = {
     "images/results/win_rates.png": "experiments/results/summary/win_rates.png",
     "images/results/search_budget.png": "experiments/results/search_budget/budget.png",
-    **{
-        f"images/results/ppo_{v}.png": f"experiments/results/ppo_curves/{v}.png"
-        for v in ("SH1-C4", "TF1-D1N", "TF1-D3N", "DS1-D1N", "DS1-D3N", "SH1-C4-rllib")
-    },
+    **{f"images/results/ppo_{v}.png": f"experiments/results/ppo_curves/{v}.png" for v in CURVES},
 }
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -64,12 +64,14 @@ def shown_command(variant: str, seed: int, runs: Path = RUNS_DIR) -> str:
 
 
 def finished(run: Path, total: int) -> bool:
-    """Whether the run folder ``run`` has reached ``total`` env steps."""
+    """Whether the run folder ``run`` has reached ``total`` env steps (its ``state.json``, read
+    as the trainers read it; none, or one that is not a run state, is not finished)."""
+    from agents.config import ConfigError, read_run_state
+
     try:
-        state = json.loads((run / "state.json").read_text())
-    except (OSError, ValueError):
+        return read_run_state(run / "state.json")["step"] >= total
+    except ConfigError:
         return False
-    return isinstance(state, dict) and int(state.get("step", 0)) >= total
 
 
 def _total(variant: str) -> int:
@@ -170,9 +172,11 @@ def read_curve(run: Path, seed: int) -> list[dict]:
     """One run's validations (``eval.csv``) with the seconds since its start at each: when
     TensorBoard wrote it (at most one rollout later); a validation made after training ended,
     never written there, at the run's end (``state.json``)."""
+    from agents.config import read_run_state
+
     with open(run / "eval.csv", newline="") as fh:
         rows = list(csv.DictReader(fh))
-    state = json.loads((run / "state.json").read_text())
+    state = read_run_state(run / "state.json")
     logged = _eval_wall_times(run)
     if len(logged) > len(rows) or any(
         s < int(r["step"]) for (s, _), r in zip(logged, rows, strict=False)
@@ -213,7 +217,8 @@ def plot_curves(variant: str, curves: dict[int, list[dict]], path: Path) -> None
         ax.set_ylabel(label)
         ax.grid(alpha=0.3)
     axes[0].legend(fontsize=8)
-    fig.suptitle(f"MaskablePPO from scratch, {variant} ({len(curves)} seeds; validation deals)")
+    algorithm = "RLlib's PPO" if variant.endswith(RLLIB) else "MaskablePPO"
+    fig.suptitle(f"{algorithm} from scratch, {variant} ({len(curves)} seeds; validation deals)")
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
@@ -227,9 +232,16 @@ def _greedy(variant: str) -> dict | None:
         return None
 
 
-def export_final(variant: str, run: Path, seed: int, path: Path) -> dict:
-    """The run's last checkpoint's policy as weights only at ``path``; its record names the
-    command, the step and the last validation. Loads our own zip (``trusted``: it is the run's)."""
+def _provenance(variant: str, seed: int, step: int, last: dict) -> dict:
+    """What an exported policy's record says of where it comes from: the command, the step,
+    ``last`` (the run's last validation, a row of :func:`read_curve`)."""
+    return {"trained_by": shown_command(variant, seed),
+            "final": {"step": int(step), "validation": last}}  # fmt: skip
+
+
+def export_final(variant: str, run: Path, seed: int, last: dict, path: Path) -> dict:
+    """The run's last checkpoint's policy as weights only at ``path``, its record with
+    :func:`_provenance`. Loads our own zip (``trusted``: it is the run's)."""
     from sb3_contrib import MaskablePPO
 
     from agents.ppo_weights import save_ppo_weights
@@ -238,10 +250,8 @@ def export_final(variant: str, run: Path, seed: int, path: Path) -> dict:
     if not zips:
         raise SystemExit(f"{run}: no step checkpoint")
     model = MaskablePPO.load(zips[-1], device="cpu")
-    last = read_curve(run, seed)[-1]
-    extra = {"trained_by": shown_command(variant, seed),
-             "final": {"step": int(model.num_timesteps), "validation": last}}  # fmt: skip
     path.parent.mkdir(parents=True, exist_ok=True)
+    extra = _provenance(variant, seed, model.num_timesteps, last)
     return save_ppo_weights(path, model, extra=extra)
 
 
@@ -249,22 +259,20 @@ RLLIB_MODULE = Path("checkpoints/final/learner_group/learner/rl_module/default_p
 """Where an RLlib run keeps its final module (under the run's folder)."""
 
 
-def export_final_rllib(variant: str, run: Path, seed: int, path: Path) -> dict:
+def export_final_rllib(variant: str, run: Path, seed: int, last: dict, path: Path) -> dict:
     """The RLlib run's final module's actor as weights only at ``path``
-    (:func:`agents.rllib_training.save_rllib_weights`), its record as :func:`export_final`
-    writes one. Loads our own checkpoint (it is the run's)."""
+    (:func:`agents.rllib_training.save_rllib_weights`), its record with :func:`_provenance`.
+    Loads our own checkpoint (it is the run's)."""
     from ray.rllib.core.rl_module.rl_module import RLModule
 
-    from agents.config import load_config
+    from agents.config import load_config, read_run_state
     from agents.rllib_training import save_rllib_weights
 
     module = RLModule.from_checkpoint((run / RLLIB_MODULE).resolve())
-    state = json.loads((run / "state.json").read_text())
-    last = read_curve(run, seed)[-1]
-    extra = {"trained_by": shown_command(variant, seed),
-             "final": {"step": int(state["step"]), "validation": last}}  # fmt: skip
+    step = read_run_state(run / "state.json")["step"]
     cfg = load_config(ROOT / CONFIGS[variant])
-    return save_rllib_weights(path, module, cfg, num_timesteps=int(state["step"]), extra=extra)
+    extra = _provenance(variant, seed, step, last)
+    return save_rllib_weights(path, module, cfg, num_timesteps=step, extra=extra)
 
 
 def seeds_and_mean(values: list[float]) -> str:
@@ -319,10 +327,13 @@ def cmd_collect(args) -> int:
             for s in sorted(curves):
                 w.writerows(curves[s])
         plot_curves(variant, curves, out / f"{variant}.png")
+        first = min(done)
         if variant.endswith(RLLIB):
-            export_final_rllib(variant, done[min(done)], min(done), out / f"{variant}.npz")
+            export_final_rllib(variant, done[first], first, curves[first][-1],
+                               out / f"{variant}.npz")  # fmt: skip
         else:
-            export_final(variant, done[min(done)], min(done), CHECKPOINTS / f"{variant}.npz")
+            export_final(variant, done[first], first, curves[first][-1],
+                         CHECKPOINTS / f"{variant}.npz")  # fmt: skip
         finals = [curves[s][-1] for s in sorted(curves)]
         wins = [100 * f["win_rate"] for f in finals]
         best = [max(100 * r["win_rate"] for r in curves[s]) for s in sorted(curves)]

@@ -24,7 +24,7 @@ import json
 import sys
 from pathlib import Path
 
-from agents.config import ConfigError, load_config
+from agents.config import ConfigError, load_config, with_overrides
 from agents.torch_setup import DeviceError, add_device_argument
 from agents.training import TrainRun
 
@@ -41,12 +41,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         cfg = load_config(args.config)
-        overrides = {"total_timesteps": args.timesteps, "seed": args.seed}
-        overrides = {k: v for k, v in overrides.items() if v is not None}
-        if overrides:
-            from agents.config import check_config
-
-            cfg = check_config(dict(cfg.raw, **overrides), cfg.path)
+        cfg = with_overrides(cfg, total_timesteps=args.timesteps, seed=args.seed)
         if cfg.algorithm != "maskable_ppo":
             raise ConfigError(
                 f"{cfg.path}: algorithm {cfg.algorithm} is trained by experiments/train_rllib.py"

@@ -23,7 +23,7 @@ import json
 import sys
 from pathlib import Path
 
-from agents.config import ConfigError, check_config, load_config
+from agents.config import ConfigError, load_config, with_overrides
 from solitaire_gym.distributed import LOCAL, add_ray_argument, check_address
 from solitaire_gym.errors import SolitaireError
 
@@ -65,10 +65,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         cfg = load_config(args.config)
-        overrides = {"total_timesteps": args.timesteps, "seed": args.seed}
-        overrides = {k: v for k, v in overrides.items() if v is not None}
-        if overrides:
-            cfg = check_config(dict(cfg.raw, **overrides), cfg.path)
+        cfg = with_overrides(cfg, total_timesteps=args.timesteps, seed=args.seed)
         from agents.rllib_training import RLlibRun
 
         out = Path(args.out) if args.out else Path("runs") / cfg.name

@@ -95,3 +95,22 @@ def test_config_duplicate_keys(tmp_path):
         b"name: a\ngame: seahaven_towers\ntotal_timesteps: 64\nppo:\n  gamma: 0.9\n  gamma: 0.5\n",
     )
     assert "gamma" in refused(ConfigError, load_config, p)
+
+
+def test_a_run_saved_before_a_key_had_a_default_resumes(tmp_path):
+    """A run folder whose config.yaml predates a key (``shaping``, ``ppo.policy``) holds that
+    key's default: it resumes under the same config, and a saved value other than the default
+    is still another config."""
+    import yaml
+    from scripts import ROOT
+
+    from agents.config import ConfigError, check_run_folder, load_config
+
+    cfg = load_config(ROOT / "configs" / "seahaven_c4.yaml")
+    old = {k: v for k, v in cfg.raw.items() if k != "shaping"}
+    old["ppo"] = {k: v for k, v in cfg.raw["ppo"].items() if k != "policy"}
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(old))
+    check_run_folder(tmp_path, dict(cfg.raw))
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(dict(old, shaping="potential")))
+    with pytest.raises(ConfigError, match="key shaping differs"):
+        check_run_folder(tmp_path, dict(cfg.raw))

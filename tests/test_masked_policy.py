@@ -110,3 +110,7 @@ def test_potential_shaping_adds_gamma_minus_one_times_the_cards_home():
     assert ended >= 6  # games ended at the step limit on the way
     with pytest.raises(ConfigError, match="shaping must be one of difference, potential"):
         check_config(dict(cfg.raw, shaping="discounted"), cfg.path)
+    # nothing else would read it: refused rather than ignored
+    for other in ({"reward_mode": "win"}, {"algorithm": "rllib_ppo"}):
+        with pytest.raises(ConfigError, match="shaping potential is for reward_mode foundation"):
+            check_config(dict(cfg.raw, shaping="potential", **other), cfg.path)
