@@ -48,11 +48,21 @@ is rewritten whole, which changes every kernel's own file, which numba checks). 
 before: a cache in ``NUMBA_CACHE_DIR`` (used for cold measurements, with a new empty directory),
 and a process that was already running when a file changed and compiles a kernel after the next
 process has refreshed the stamp (it compiles the code it had loaded).
+
+**Processes compiling at once.** numba saves a compiled overload by reading the function's index,
+adding the new entry and writing the index back, unguarded: two processes that save overloads of
+the same function at once (a parallel ``solitaire-gym warmup``, pytest-xdist's workers, a pool
+whose workers compile) can each write an index without the other's entry, both under the same data
+file name, so that an entry names the other process's machine code. :func:`guard_concurrent_saves`
+(called at import) makes each save hold an exclusive lock (``fcntl.flock`` on a file in the cache
+directory, :data:`SAVE_LOCK`) from reading the index to writing the data, so saves of one cache
+directory follow each other. Where ``fcntl`` is missing (Windows) saves stay as numba makes them.
 """
 
 from __future__ import annotations
 
 import ast
+import contextlib
 import hashlib
 import json
 import os
@@ -60,6 +70,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 STAMP = "numba-sources.stamp"
+SAVE_LOCK = "numba-save.lock"
+"""The file of a cache directory whose lock each save holds (:func:`guard_concurrent_saves`)."""
 FORMAT = 2  # the stamp's layout; a stamp of another layout counts as none
 SIBLINGS = ("agents",)  # packages of the same distribution with kernels that import this one
 # numba modules through which a module registers types or implementations, used by kernels
@@ -275,4 +287,41 @@ def siblings_of(root: Path) -> list[Path]:
     ]
 
 
+def guard_concurrent_saves() -> bool:
+    """Make numba's cache saves hold an exclusive lock on their directory (module docstring,
+    **Processes compiling at once**). Returns whether saves are guarded (False without ``fcntl``
+    or where numba's cache has no ``IndexDataCacheFile.save``). Calling it again changes
+    nothing."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not on Linux or macOS
+        return False
+    from numba.core import caching
+
+    cls = getattr(caching, "IndexDataCacheFile", None)
+    save = getattr(cls, "save", None)
+    if save is None or not callable(save):  # pragma: no cover - a numba laid out otherwise
+        return False
+    if getattr(save, "_solitaire_gym_locked", False):
+        return True
+
+    def locked_save(self, key, data):
+        directory = getattr(self, "_cache_path", None)
+        if directory is None:  # pragma: no cover - a numba laid out otherwise
+            return save(self, key, data)
+        with contextlib.ExitStack() as stack:
+            try:
+                lock = stack.enter_context(open(os.path.join(directory, SAVE_LOCK), "ab"))
+                fcntl.flock(lock, fcntl.LOCK_EX)
+            except OSError:  # the directory cannot hold the lock: save as numba does
+                pass
+            return save(self, key, data)  # the lock goes with the file's closing
+
+    locked_save._solitaire_gym_locked = True
+    locked_save.__wrapped__ = save
+    cls.save = locked_save
+    return True
+
+
 refresh(Path(__file__).parent, siblings_of(Path(__file__).parent))
+guard_concurrent_saves()
