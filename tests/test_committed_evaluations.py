@@ -49,6 +49,10 @@ LARGE_BUDGET = 1024
 """The search player's budget curve (``search_budget/``) from this many nodes per move is replayed
 by ``make test-all`` only (test mark ``manual``): seconds per game, the same player as the
 smaller budgets and the shipped one (256 nodes), which every run replays."""
+LARGE_PUCT = 256
+"""The same for the tree search (``puct@N``): its games at this many nodes per move and more
+(SH1-C4's ``puct@256``: 25 s for its sample) are replayed by ``make test-all`` only; its games at
+16 and 64 nodes, the same player, every run replays."""
 LONG_BATCHES = {("ppo", "DS1-D1N"), ("ppo", "DS1-D3N")}
 """Whole-batch replays of ``make test-all`` only (mark ``manual``): the PPO baseline's last batch
 of Double Solitaire is 232 games of about 1,700 moves, 25 s each; the same player's Seahaven and
@@ -96,6 +100,7 @@ def _verdicts(folder: str) -> dict:
 def _case(folder: str, tag: str, policy: str):
     budget = search_budget(policy)
     large = folder == "search_budget" and budget is not None and budget.nodes >= LARGE_BUDGET
+    large = large or (folder == "search_budget" and (puct_budget(policy) or 0) >= LARGE_PUCT)
     large = large or (policy, tag) in LONG_BATCHES
     return pytest.param(folder, tag, policy, marks=[pytest.mark.manual] if large else [])
 
