@@ -40,21 +40,24 @@ PUCT_NODES = 256
 class SearchBudget(NamedTuple):
     """What a search player's name asks for: nodes per move, nested level, whether rollouts
     are valued by the variant's committed value network, and whether its committed policy
-    network plays them (instead of the greedy player), and whether the budget is shared over the
-    game (:data:`agents.search.rollouts.NAMED_BANK`)."""
+    network plays them (instead of the greedy player), whether the budget is shared over the
+    game (:data:`agents.search.rollouts.NAMED_BANK`), and whether the rollouts are deep (fewer
+    candidates and copies: :data:`agents.search.rollouts.DEEP_CANDIDATES`)."""
 
     nodes: int
     level: int
     value: bool = False
     policy: bool = False
     bank: bool = False
+    deep: bool = False
 
 
 def search_budget(name: str) -> SearchBudget | None:
     """The :class:`SearchBudget` of a search player's name: ``search`` is the shipped budget
     (``agents.search.DEFAULT_NODES``, level 1), ``search@256`` 256 nodes per move, ``search@256-l2``
     the same at level 2, ``-p`` after them has the variant's committed policy network play the
-    rollouts (``search@256-p``), ``-b`` after those shares the budget over the game
+    rollouts (``search@256-p``), ``-d`` after those makes the rollouts deep (four candidates on
+    two copies each, ``search@1024-d``), ``-b`` after those shares the budget over the game
     (``search@1024-b``: the nodes easy moves leave pay for hard ones, ``bank`` of
     :class:`~agents.search.RolloutSearch`), a ``-v`` at the end (``search@256-v``, ``search@256-l2-p-v``)
     values the rollouts with the value network (``agents/search/value.py``); None for a name that
@@ -72,6 +75,9 @@ def search_budget(name: str) -> SearchBudget | None:
     bank = flags[-1:] == ["b"]
     if bank:
         flags.pop()
+    deep = flags[-1:] == ["d"]
+    if deep:
+        flags.pop()
     policy = flags[-1:] == ["p"]
     if policy:
         flags.pop()
@@ -83,10 +89,10 @@ def search_budget(name: str) -> SearchBudget | None:
     if not ok or not 1 <= n <= MAX_NODES or not 1 <= lv <= MAX_LEVEL:
         raise ValueError(
             f"bad search budget {name[:40]!r}: use search, search@N (N in 1 … {MAX_NODES} nodes "
-            f"per move), search@N-lL (L in 1 … {MAX_LEVEL}), then -p for policy rollouts, -b "
-            "for a budget shared over the game and -v for the value network"
+            f"per move), search@N-lL (L in 1 … {MAX_LEVEL}), then -p for policy rollouts, -d "
+            "for deep rollouts, -b for a budget shared over the game and -v for the value network"
         )
-    return SearchBudget(n, lv, value, policy, bank)
+    return SearchBudget(n, lv, value, policy, bank, deep)
 
 
 def puct_budget(name: str) -> int | None:
@@ -159,7 +165,13 @@ def make_agent(
     budget = search_budget(str(policy))
     if budget is not None:
         from agents.search import RolloutSearch
-        from agents.search.rollouts import NAMED_BANK
+        from agents.search.rollouts import (
+            DEEP_CANDIDATES,
+            DEEP_SAMPLES,
+            DEFAULT_SAMPLES,
+            MAX_CANDIDATES,
+            NAMED_BANK,
+        )
 
         value = rollout = None
         if budget.value:
@@ -172,7 +184,9 @@ def make_agent(
             rollout = learned_agent(variant, game=game, options=options, device=device)
         return RolloutSearch(game, options, nodes=budget.nodes, level=budget.level, seed=seed,
                              value=value, rollout=rollout, name=str(policy),
-                             bank=NAMED_BANK if budget.bank else 0)  # fmt: skip
+                             bank=NAMED_BANK if budget.bank else 0,
+                             candidates=DEEP_CANDIDATES if budget.deep else MAX_CANDIDATES,
+                             samples=DEEP_SAMPLES if budget.deep else DEFAULT_SAMPLES)  # fmt: skip
     nodes = puct_budget(str(policy))
     if nodes is not None:
         from agents.policy import learned_agent

@@ -30,6 +30,7 @@ KINDS = {
     "puct": ("tree search (PUCT: policy prior, value network)", "D", "tab:green"),
     "search-p": ("search, rollouts played by the policy network", "v", "tab:brown"),
     "search-b": ("search, budget shared over the game", "P", "tab:olive"),
+    "search-d": ("search, deep rollouts (4 candidates × 2 copies)", "X", "tab:orange"),
 }
 """The searches a budget folder may hold, by kind: how the plot names and draws them (label,
 marker, colour)."""
@@ -50,6 +51,8 @@ def kind_of(name: str) -> tuple[str, int] | None:
         kind = "search-p"
     elif budget.bank:
         kind = "search-b"
+    elif budget.deep:
+        kind = "search-d"
     else:
         kind = "search-l2" if budget.level == 2 else "search"
     return kind, budget.nodes

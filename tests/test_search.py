@@ -252,15 +252,17 @@ def test_search_beats_greedy_on_seahaven():
 
 
 def test_search_names():
-    assert search_budget("search") == (DEFAULT_NODES, 1, False, False, False)
-    assert search_budget("search@64") == (64, 1, False, False, False)
-    assert search_budget("search@64-l2") == (64, 2, False, False, False)
-    assert search_budget("search@64-v") == (64, 1, True, False, False)
-    assert search_budget("search@64-l2-v") == (64, 2, True, False, False)
-    assert search_budget("search@64-p") == (64, 1, False, True, False)
-    assert search_budget("search@64-l2-p-v") == (64, 2, True, True, False)
-    assert search_budget("search@64-b") == (64, 1, False, False, True)
-    assert search_budget("search@64-p-b-v") == (64, 1, True, True, True)
+    assert search_budget("search") == (DEFAULT_NODES, 1, False, False, False, False)
+    assert search_budget("search@64") == (64, 1, False, False, False, False)
+    assert search_budget("search@64-l2") == (64, 2, False, False, False, False)
+    assert search_budget("search@64-v") == (64, 1, True, False, False, False)
+    assert search_budget("search@64-l2-v") == (64, 2, True, False, False, False)
+    assert search_budget("search@64-p") == (64, 1, False, True, False, False)
+    assert search_budget("search@64-l2-p-v") == (64, 2, True, True, False, False)
+    assert search_budget("search@64-b") == (64, 1, False, False, True, False)
+    assert search_budget("search@64-p-b-v") == (64, 1, True, True, True, False)
+    assert search_budget("search@64-d") == (64, 1, False, False, False, True)
+    assert search_budget("search@64-p-d-b-v") == (64, 1, True, True, True, True)
     assert search_budget("greedy") is None
     assert is_policy_name("search@16") and not is_policy_name("greedier")
     for bad in (
@@ -276,12 +278,20 @@ def test_search_names():
         "search@64-b-p",
         "search@64-v-b",
         "search@64-vv",
+        "search@64-b-d",
+        "search@64-d-p",
+        "search@64-dd",
         "search@64-l2-l2",
         "search@64--v",
         "search@٣",
     ):
         with pytest.raises(ValueError, match="bad search budget"):
             search_budget(bad)
+    deep = make_agent("search@1024-d", "DS1-D1N")
+    assert (deep.name, deep.candidates, deep.samples) == ("search@1024-d", 4, 2)
+    assert RolloutSearch("double_solitaire", {}, nodes=64, candidates=4, samples=2).name == (
+        "search@64-d"
+    )
     agent = make_agent("search@16-l2", "TF1-D1N")
     assert (agent.name, agent.nodes, agent.level) == ("search@16-l2", 16, 2)
     with pytest.raises(ValueError, match="searches TF1-D1N"):
@@ -347,7 +357,8 @@ def test_policy_rollouts_are_deterministic_and_independent_of_their_batch():
 def test_budget_plot_draws_every_kind_of_search(tmp_path):
     """Every kind of search a budget folder may hold has its style in the plot."""
     sb = experiment("search_budget")
-    names = ["search@16", "search@16-l2", "search@16-v", "puct@16", "search@16-p", "search@16-b"]
+    names = ["search@16", "search@16-l2", "search@16-v", "puct@16", "search@16-p", "search@16-b",
+             "search@16-d"]  # fmt: skip
     kinds = [sb.kind_of(n) for n in names]
     assert sorted(k for k, _ in kinds) == sorted(sb.KINDS)
     s = {"win_rate": 0.5, "win_rate_ci95": [0.4, 0.6]}

@@ -115,6 +115,11 @@ TIE = 1e-7
 """Weight of a candidate's mean rollout value beside its hindsight value (the mean over the
 sampled deals of its best rollout on each): small enough to order only candidates whose hindsight
 values are equal (they differ by 0.5 / cards / samples at least)."""
+DEEP_CANDIDATES = 4
+DEEP_SAMPLES = 2
+"""The deep setting (``candidates``, ``samples``; names ``search@N-d``): four candidates on two
+copies each, so that at the same budget each rollout is four times as long as with the default
+(eight candidates on four copies): 127 moves at 1024 nodes instead of 31 (docs/search.md)."""
 MAX_BANK = 64
 """Most a game's bank may hold, in budgets (``bank``)."""
 NAMED_BANK = 3
@@ -198,7 +203,9 @@ class RolloutSearch(EngineSearch):
             )
         self.value = value
         suffix = (f"-l{level}" if level != 1 else "") + ("-p" if rollout is not None else "")
-        suffix += ("-b" if self.bank else "") + ("-v" if value is not None else "")
+        deep = (self.candidates, self.samples) == (DEEP_CANDIDATES, DEEP_SAMPLES)
+        suffix += ("-d" if deep else "") + ("-b" if self.bank else "")
+        suffix += "-v" if value is not None else ""
         self._setup(game, options, name or f"search@{nodes}{suffix}")
         self.n_cards = self.opts.variant.n_cards
         self._piles = self._batch(0, 1).n_piles  # foundation piles (read from the engine)
@@ -221,6 +228,12 @@ class RolloutSearch(EngineSearch):
         self.banked = {}
 
     # ---- simulation batches ------------------------------------------------------------------
+    def _unseen(self, state, rows: np.ndarray) -> np.ndarray:
+        """How many cards each game ``rows`` of ``state`` hides from its player: the copies of a
+        game that hides some are dealt anew (the win finder, ``agents/search/finder.py``, which
+        sees the deal, counts none)."""
+        return unseen_counts(state, rows)
+
     def _priorities(self, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
         """The greedy player's priorities (higher first, ``-inf`` where illegal)."""
         b = masks.shape[0]
@@ -281,7 +294,7 @@ class RolloutSearch(EngineSearch):
             return out, wins
         self.decisions += rows.size
         # a game that hides nothing and holds a won line plays it on without searching
-        seen = unseen_counts(view.state, rows) == 0
+        seen = self._unseen(view.state, rows) == 0
         home = view.state.found[rows, : self._piles].sum(axis=1)
         for i, r in enumerate(rows.tolist()):
             home[i] = self.record[r] = max(self.record.get(r, 0), int(home[i]))
@@ -349,7 +362,7 @@ class RolloutSearch(EngineSearch):
         played."""
         orders = [np.flatnonzero(np.isfinite(p)) for p in prefs]
         orders = [o[np.argsort(-prefs[i, o], kind="stable")] for i, o in enumerate(orders)]
-        hidden = unseen_counts(src, rows) if rngs is not None else np.zeros(rows.size, np.int64)
+        hidden = self._unseen(src, rows) if rngs is not None else np.zeros(rows.size, np.int64)
         nodes = np.broadcast_to(np.asarray(nodes, np.int64), rows.shape)
         plans = [
             plan(
