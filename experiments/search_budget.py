@@ -30,7 +30,7 @@ KINDS = {
     "puct": ("tree search (PUCT: policy prior, value network)", "D", "tab:green"),
     "search-p": ("search, rollouts played by the policy network", "v", "tab:brown"),
     "search-b": ("search, budget shared over the game", "P", "tab:olive"),
-    "search-d": ("search, deep rollouts (4 candidates × 2 copies)", "X", "tab:orange"),
+    "search-d": ("search, deep rollouts (4 candidates × 2 copies)", "X", "tab:pink"),
 }
 """The searches a budget folder may hold, by kind: how the plot names and draws them (label,
 marker, colour)."""
