@@ -18,7 +18,8 @@ What an agent may look at is part of its contract, written in its ``uses`` attri
   not seen anew before it reads anything (``solitaire_gym.engine.information``), so what it does
   depends on what the player has seen only (tested: hidden cards permuted, same moves);
 - ``"position"``: the whole position, hidden cards included, through ``view`` (a
-  :class:`GameView`): an upper bound, not a player. Only :class:`~agents.SolverAgent` does this.
+  :class:`GameView`): an upper bound, not a player. Only :class:`~agents.SolverAgent` and the
+  win finder (``agents/search/finder.py``, which looks for wins to certify) do this.
 
 An agent may answer :data:`RESIGN` for a game (it gives up: the game counts as lost where it
 stands); the evaluation harness honours it, an env does not (it is no action id).

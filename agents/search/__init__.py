@@ -7,6 +7,8 @@
   network at the leaves (``agents/search/tree.py``).
 - ``agents/search/value.py``: the value network (solver labels, training, checkpoints).
 - ``agents/search/expert.py``: the search player as the expert of expert iteration.
+- :class:`~agents.search.finder.WinFinder`: the rollout search on the true deal, a finder of
+  wins to certify (Vegas solvability), not a player (``agents/search/finder.py``).
 
 ``agents.make_agent("search", variant)`` builds the shipped player (``search@256``);
 ``"search@N"`` another budget, ``"search@N-l2"`` the nested level 2, ``"search@N-v"`` rollouts

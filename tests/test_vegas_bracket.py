@@ -1,0 +1,129 @@
+"""The win finder (``agents/search/finder.py``) and the Vegas bracket
+(``experiments/vegas_bracket.py``, ``experiments/results/vegas/``): the finder reads the deal and
+is no player, every committed win replays through the engine, and the committed table is what its
+games, certificates and the solver's verdicts give."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from scripts import experiment
+
+from agents import play_deals
+from agents.play import VARIANTS
+from agents.search import rollouts
+from agents.search.finder import WinFinder, certify
+from solitaire_gym.errors import ArgumentError
+
+RESULTS = Path(__file__).parents[1] / "experiments" / "results" / "vegas"
+
+
+def _committed() -> tuple[dict, dict, list[dict]]:
+    bracket = json.loads((RESULTS / "bracket.json").read_text())
+    certificates = json.loads((RESULTS / "certificates.json").read_text())
+    with (RESULTS / "games.csv").open() as f:
+        games = list(csv.DictReader(f))
+    return bracket, certificates, games
+
+
+def test_every_committed_win_replays_to_a_win():
+    _, certificates, _ = _committed()
+    assert certificates, "the bracket holds no certified win"
+    for code, moves in certificates.items():
+        assert code.startswith(("DS1-D1V-", "DS1-D3V-"))
+        assert certify(code, moves), code
+
+
+def test_the_committed_bracket_is_what_its_games_give():
+    """Wins, deals, proven losses (from the solver's committed verdicts), CPU and the moves of
+    the wins, recounted from the committed games and certificates; the README is the table of
+    those rows."""
+    vb = experiment("vegas_bracket")
+    bracket, certificates, games = _committed()
+    assert [r["variant"] for r in bracket["rows"]] == [v for v in vb.VEGAS if v in
+                                                        {g["variant"] for g in games}]  # fmt: skip
+    for row in bracket["rows"]:
+        mine = [g for g in games if g["variant"] == row["variant"]]
+        deals = [int(g["deal"]) for g in mine]
+        won = [g for g in mine if g["won"] == "True"]
+        assert row["deals"] == len(deals) == len(set(deals))
+        assert (row["first"], row["last"]) == (min(deals), max(deals))
+        assert row["wins"] == len(won) == sum(c.startswith(row["variant"]) for c in certificates)
+        assert {g["code"] for g in won} == {c for c in certificates if c.startswith(row["variant"])}
+        assert row["win_moves"] == sorted(int(g["moves"]) for g in won)
+        assert row["win_moves"] == sorted(len(certificates[g["code"]]) for g in won)
+        assert row["cpu_s"] == pytest.approx(sum(float(g["cpu_s"]) for g in mine), abs=1e-6)
+        verdicts = vb._solver_lost(row["variant"])
+        assert row["lost"] == sum(verdicts.get(d) == "unsolvable" for d in deals)
+        assert row["solver_lost"] == sum(v == "unsolvable" for v in verdicts.values())
+        assert row["wins"] + row["lost"] <= row["deals"]  # a win and a proof of loss never meet
+    assert (RESULTS / "README.md").read_text() == vb.readme(bracket["rows"], bracket["commands"])
+    assert (RESULTS / "bracket.md").read_text() == vb.table(bracket["rows"], bracket["commands"])
+
+
+def test_certify_refuses_what_is_not_a_win():
+    _, certificates, _ = _committed()
+    code, moves = next(iter(certificates.items()))
+    assert not certify(code, moves[:-1])  # one move short
+    assert not certify(code, [*moves, "draw"])  # a move past the win
+    assert not certify(code, ["t1>t1", *moves[1:]])  # an illegal move
+    assert not certify(code, ["not a move"])
+    with pytest.raises(ArgumentError, match="moves must be a list"):
+        certify(code, "draw")
+
+
+def test_the_finder_reads_the_deal_and_is_no_player(monkeypatch):
+    """It never deals the hidden cards anew (it searches the game itself), says so in its
+    ``uses``, and gives up a game that stops gaining after ``patience`` moves."""
+    game, options = VARIANTS["DS1-D3V"]
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("the finder dealt hidden cards anew")
+
+    monkeypatch.setattr(rollouts, "redeal_unseen", refuse)
+    finder = WinFinder(game, options, nodes=16, patience=10)
+    assert finder.uses == "position" and finder.name == "finder@16"
+    [r] = play_deals(finder, game, options, [1], max_episode_steps=300)
+    assert r.end == "resigned" and r.moves < 300
+    [r] = play_deals(WinFinder(game, options, nodes=16), game, options, [1], max_episode_steps=60)
+    assert r.end == "truncated"  # patience 0: never gives up
+    for bad in (-1, 1.5, True, "3"):
+        with pytest.raises(ArgumentError, match="patience"):
+            WinFinder(game, options, patience=bad)
+
+
+def test_bracket_runs_resumes_and_refuses_other_settings(tmp_path, capsys):
+    vb = experiment("vegas_bracket")
+    run = ["run", "DS1-D3V", "--first", "1", "--deals", "2", "--nodes", "8", "--max-moves", "40",
+           "--out", str(tmp_path / "run")]  # fmt: skip
+    assert vb.main(run) == 0
+    chunk = tmp_path / "run" / "DS1-D3V" / "1.json"
+    before = chunk.read_bytes()
+    assert vb.main(run) == 0 and chunk.read_bytes() == before  # done: kept, not replayed
+    assert vb.main([*run[:-2], "--nodes", "16", "--out", str(tmp_path / "run")]) == 2
+    assert "other deals or settings" in capsys.readouterr().err
+    out = tmp_path / "out"
+    assert vb.main(["collect", str(tmp_path / "run"), "--out", str(out)]) == 0
+    rows = json.loads((out / "bracket.json").read_text())["rows"]
+    assert rows[0]["deals"] == 2 and rows[0]["settings"]["nodes"] == 8
+    data = json.loads(chunk.read_text())
+    data["games"][0]["won"] = True  # a win claimed without its moves
+    chunk.write_text(json.dumps(data))
+    assert vb.main(["collect", str(tmp_path / "run"), "--out", str(out)]) == 2
+    assert "not a chunk of this script" in capsys.readouterr().err
+    wrong = json.loads(json.dumps(data))
+    wrong["games"][0].update(won=False, trace=None, code="DS1-D3V-AAAAAAD")  # another deal's code
+    chunk.write_text(json.dumps(wrong))
+    assert vb.main(["collect", str(tmp_path / "run"), "--out", str(out)]) == 2
+    assert "not a chunk of this script" in capsys.readouterr().err
+    data["games"][0]["trace"] = ["draw"]  # a win whose moves do not win
+    chunk.write_text(json.dumps(data))
+    assert vb.main(["collect", str(tmp_path / "run"), "--out", str(out)]) == 2
+    assert "does not replay" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        vb.main(["run", "DS1-D3V", "--deals", "0"])
+    assert np.all([p.suffix == ".json" for p in (tmp_path / "run" / "DS1-D3V").iterdir()])
