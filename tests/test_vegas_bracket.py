@@ -127,3 +127,15 @@ def test_bracket_runs_resumes_and_refuses_other_settings(tmp_path, capsys):
     with pytest.raises(SystemExit):
         vb.main(["run", "DS1-D3V", "--deals", "0"])
     assert np.all([p.suffix == ".json" for p in (tmp_path / "run" / "DS1-D3V").iterdir()])
+
+
+@pytest.mark.slow  # the finder at 4096 nodes a move: the fastest committed win, seconds
+def test_the_finder_plays_a_committed_win_again():
+    """The committed win the finder found fastest, played again with the run's settings: the same
+    moves, move for move (the finder is deterministic for its seed)."""
+    vb = experiment("vegas_bracket")
+    bracket, certificates, games = _committed()
+    won = min((g for g in games if g["won"] == "True"), key=lambda g: float(g["cpu_s"]))
+    row = next(r for r in bracket["rows"] if r["variant"] == won["variant"])
+    [again] = vb.play_chunk(won["variant"], [int(won["deal"])], row["settings"])
+    assert again["won"] and again["trace"] == certificates[won["code"]]
