@@ -11,8 +11,10 @@
   wins to certify (Vegas solvability), not a player (``agents/search/finder.py``).
 
 ``agents.make_agent("search", variant)`` builds the shipped player (``search@256``);
-``"search@N"`` another budget, ``"search@N-l2"`` the nested level 2, ``"search@N-v"`` rollouts
-valued by the committed value network, ``"puct@N"`` the tree search.
+``"search@N"`` another budget, ``"search@N-l2"`` the nested level 2, ``"search@N-p"`` rollouts
+played by the policy network, ``"search@N-d"`` deep rollouts, ``"search@N-b"`` a budget shared
+over the game, ``"search@N-v"`` rollouts valued by the committed value network, ``"puct@N"`` the
+tree search (``agents.named.search_budget`` parses the names).
 """
 
 from agents.search.rollouts import DEFAULT_NODES, RolloutSearch, plan
