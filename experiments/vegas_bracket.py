@@ -30,8 +30,6 @@ import sys
 import time
 from pathlib import Path
 
-from agents.stats import wilson_interval
-
 RESULTS = Path(__file__).parent / "results"
 SOLVABILITY = RESULTS / "solvability"
 VEGAS = ("DS1-D1V", "DS1-D3V")
@@ -96,6 +94,7 @@ def read_chunk(path: Path) -> dict:
         ok = ok and isinstance(g.get("end"), str) and isinstance(g.get("cpu_s"), (int, float))
         moves = g.get("trace") if ok else None
         ok = ok and (moves is None) != g["won"]
+        ok = ok and (moves is None or isinstance(moves, list))
         ok = ok and (moves is None or all(isinstance(m, str) and m.isascii() for m in moves))
     if ok and data["variant"] in VEGAS:  # each game's code is its variant's and its deal's
         from solitaire_gym.engine.variants import parse_code
@@ -145,13 +144,11 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _solver_lost(variant: str, path: Path | None = None) -> dict[int, str]:
+def solver_verdicts(variant: str, path: Path | None = None) -> dict[int, str]:
     """The solver's verdict on each deal of the solvability study (deal -> verdict)."""
-    from solitaire_gym.engine.variants import parse_code
-    from solitaire_gym.solver.batch import read_results
+    from solitaire_gym.solver.batch import parse_variant, read_results
 
-    v, _ = parse_code(f"{variant}-AAAAAAB")
-    done = read_results(path or SOLVABILITY / f"{variant}.jsonl", v)
+    done = read_results(path or SOLVABILITY / f"{variant}.jsonl", parse_variant(variant))
     return {deal: rec["verdict"] for deal, rec in done.items()}
 
 
@@ -175,19 +172,15 @@ def bracket(run_dir: Path, solvability: Path = SOLVABILITY) -> tuple[list[dict],
                 if not certify(g["code"], g["trace"]):
                     raise BracketError(f"the win of {g['code']} does not replay: {run_dir}")
                 certificates[g["code"]] = g["trace"]
-        verdicts = _solver_lost(variant, solvability / f"{variant}.jsonl")
+        verdicts = solver_verdicts(variant, solvability / f"{variant}.jsonl")
         deals = [g["deal"] for g in played]
         wins = sum(g["won"] for g in played)
         lost = sum(verdicts.get(d) == "unsolvable" for d in deals)
-        studied = [d for d in deals if d in verdicts]
         all_lost = sum(v == "unsolvable" for v in verdicts.values())
-        low, _ = wilson_interval(wins, len(deals))
         rows.append({
             "variant": variant, "settings": chunks[0]["settings"], "first": min(deals),
             "last": max(deals), "deals": len(deals), "wins": wins, "lost": lost,
-            "studied": len(studied), "solver_deals": len(verdicts), "solver_lost": all_lost,
-            "wilson_low": low,
-            "cpu_s": sum(g["cpu_s"] for g in played),
+            "solver_deals": len(verdicts), "solver_lost": all_lost, "cpu_s": sum(g["cpu_s"] for g in played),
             "win_moves": sorted(g["moves"] for g in played if g["won"]),
         })  # fmt: skip
         games += [{"variant": variant, **{k: g[k] for k in g if k != "trace"}} for g in played]

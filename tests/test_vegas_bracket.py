@@ -57,7 +57,7 @@ def test_the_committed_bracket_is_what_its_games_give():
         assert row["win_moves"] == sorted(int(g["moves"]) for g in won)
         assert row["win_moves"] == sorted(len(certificates[g["code"]]) for g in won)
         assert row["cpu_s"] == pytest.approx(sum(float(g["cpu_s"]) for g in mine), abs=1e-6)
-        verdicts = vb._solver_lost(row["variant"])
+        verdicts = vb.solver_verdicts(row["variant"])
         assert row["lost"] == sum(verdicts.get(d) == "unsolvable" for d in deals)
         assert row["solver_lost"] == sum(v == "unsolvable" for v in verdicts.values())
         assert row["wins"] + row["lost"] <= row["deals"]  # a win and a proof of loss never meet
@@ -113,6 +113,11 @@ def test_bracket_runs_resumes_and_refuses_other_settings(tmp_path, capsys):
     data = json.loads(chunk.read_text())
     data["games"][0]["won"] = True  # a win claimed without its moves
     chunk.write_text(json.dumps(data))
+    assert vb.main(["collect", str(tmp_path / "run"), "--out", str(out)]) == 2
+    assert "not a chunk of this script" in capsys.readouterr().err
+    text = json.loads(json.dumps(data))
+    text["games"][0]["trace"] = "draw"  # moves as one string, not a list
+    chunk.write_text(json.dumps(text))
     assert vb.main(["collect", str(tmp_path / "run"), "--out", str(out)]) == 2
     assert "not a chunk of this script" in capsys.readouterr().err
     wrong = json.loads(json.dumps(data))

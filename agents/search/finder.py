@@ -46,29 +46,28 @@ class WinFinder(RolloutSearch):
         nodes = kwargs.get("nodes")
         kwargs.setdefault("name", f"finder@{nodes}" if nodes is not None else "finder")
         super().__init__(game, options, **kwargs)
-        self._best: dict[int, tuple[int, int]] = {}  # per game: most cards home, and since when
+        self._since: dict[int, int] = {}  # per game: the move at which its record was set
 
     def reset(self, n: int | None = None) -> None:
         super().reset(n)
-        self._best = {}
+        self._since = {}
 
     def _unseen(self, state, rows: np.ndarray) -> np.ndarray:
         return np.zeros(len(rows), np.int64)
 
     def _act(self, obs, masks, starts, active, view) -> np.ndarray:
+        # the search keeps each game's record of cards home (``record``): a game whose record
+        # this decision did not raise has gone one more move without a gain
+        rows = np.flatnonzero(np.asarray(active, bool)).tolist()
+        before = [-1 if starts[r] else self.record.get(r, -1) for r in rows]
         out = super()._act(obs, masks, starts, active, view)
         if not self.patience:
             return out
-        rows = np.flatnonzero(np.asarray(active, bool))
-        home = view.state.found[rows, : self._piles].sum(axis=1)
-        moves = view.state.moves[rows]
-        for i, r in enumerate(rows.tolist()):
-            if starts[r]:
-                self._best.pop(r, None)
-            best, since = self._best.get(r, (-1, 0))
-            if home[i] > best:
-                self._best[r] = (int(home[i]), int(moves[i]))
-            elif moves[i] - since >= self.patience:
+        for r, old in zip(rows, before, strict=True):
+            moves = int(view.state.moves[r])
+            if self.record.get(r, -1) > old:
+                self._since[r] = moves
+            elif moves - self._since.get(r, 0) >= self.patience:
                 out[r] = RESIGN
         return out
 

@@ -28,7 +28,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="comma-separated: random, greedy, learned (the committed policy network of each "
         "variant, agents/checkpoints/), ppo (the MaskablePPO baseline of the variant, "
         "agents/checkpoints/ppo/), search (the search player at its shipped budget; "
-        "search@N for N nodes per move, search@N-l2 for nested level 2, search@N-v valued by "
+        "search@N for N nodes per move, search@N-l2 for nested level 2, then -p rollouts played "
+        "by the policy network, -d deep rollouts, -b a budget shared over the game, -v valued by "
         "the value network), puct (the tree search with the policy and value networks; "
         "puct@N), solver (default: "
         "random, greedy, solver)",
