@@ -77,11 +77,11 @@ def play_chunk(variant: str, deals: list[int], settings: dict, bar=None) -> list
 def read_chunk(path: Path) -> dict:
     """A chunk file, checked: its settings, and for each game the fields :func:`play_chunk`
     writes (a win with its moves as a list of ASCII strings)."""
-    if path.stat().st_size > MAX_CHUNK_BYTES:
-        raise BracketError(f"{path} is larger than {MAX_CHUNK_BYTES} bytes")
     try:
+        if not path.is_file() or path.stat().st_size > MAX_CHUNK_BYTES:
+            raise BracketError(f"{path} is not a file of at most {MAX_CHUNK_BYTES} bytes")
         data = json.loads(path.read_text(encoding="ascii"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
         raise BracketError(f"{path} is not an ASCII JSON chunk of this script: {e}") from None
     ok = isinstance(data, dict) and isinstance(data.get("variant"), str)
     ok = ok and isinstance(data.get("settings"), dict) and isinstance(data.get("games"), list)

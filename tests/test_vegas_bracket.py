@@ -129,6 +129,11 @@ def test_bracket_runs_resumes_and_refuses_other_settings(tmp_path, capsys):
     chunk.write_text(json.dumps(data))
     assert vb.main(["collect", str(tmp_path / "run"), "--out", str(out)]) == 2
     assert "does not replay" in capsys.readouterr().err
+    chunk.unlink()
+    chunk.mkdir()  # a folder where a chunk file was
+    assert vb.main(["collect", str(tmp_path / "run"), "--out", str(out)]) == 2
+    assert "is not a file" in capsys.readouterr().err
+    chunk.rmdir()
     with pytest.raises(SystemExit):
         vb.main(["run", "DS1-D3V", "--deals", "0"])
     assert np.all([p.suffix == ".json" for p in (tmp_path / "run" / "DS1-D3V").iterdir()])
