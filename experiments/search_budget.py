@@ -31,6 +31,8 @@ KINDS = {
     "search-p": ("search, rollouts played by the policy network", "v", "tab:brown"),
     "search-b": ("search, budget shared over the game", "P", "tab:olive"),
     "search-d": ("search, deep rollouts (4 candidates × 2 copies)", "X", "tab:pink"),
+    "search-p-d": ("search, deep rollouts played by the policy network", "<", "tab:cyan"),
+    "search-d-b": ("search, deep rollouts and a budget shared over the game", ">", "tab:gray"),
 }
 """The searches a budget folder may hold, by kind: how the plot names and draws them (label,
 marker, colour)."""
@@ -48,9 +50,9 @@ def kind_of(name: str) -> tuple[str, int] | None:
     if budget.value:
         kind = "search-v"
     elif budget.policy:
-        kind = "search-p"
+        kind = "search-p-d" if budget.deep else "search-p"
     elif budget.bank:
-        kind = "search-b"
+        kind = "search-d-b" if budget.deep else "search-b"
     elif budget.deep:
         kind = "search-d"
     else:
@@ -135,7 +137,7 @@ def plot(data: dict, path: Path) -> None:
     import matplotlib.pyplot as plt
 
     tags = list(data)
-    fig, axes = plt.subplots(1, len(tags), figsize=(3.2 * len(tags), 3.8), squeeze=False)
+    fig, axes = plt.subplots(1, len(tags), figsize=(3.2 * len(tags), 4.4), squeeze=False)
     styles = {"greedy": ("tab:orange", "--"), "learned": ("tab:green", ":"),
               "solver": ("black", "-.")}  # fmt: skip
     for ax, tag in zip(axes[0], tags, strict=True):
@@ -162,9 +164,10 @@ def plot(data: dict, path: Path) -> None:
     for ax in axes[0]:
         for handle, label in zip(*ax.get_legend_handles_labels(), strict=True):
             labels.setdefault(label, handle)
-    fig.tight_layout(rect=(0, 0.12, 1, 1))
-    fig.legend(list(labels.values()), list(labels), loc="lower center", ncol=len(labels),
-               fontsize=7, frameon=False)  # fmt: skip
+    # the legend in rows of four below the panels, so that no label runs off the figure
+    fig.tight_layout(rect=(0, 0.2, 1, 1))
+    fig.legend(list(labels.values()), list(labels), loc="lower center",
+               ncol=min(4, len(labels)), fontsize=7, frameon=False)  # fmt: skip
     fig.savefig(path, dpi=110)
     plt.close(fig)
 

@@ -358,7 +358,7 @@ def test_budget_plot_draws_every_kind_of_search(tmp_path):
     """Every kind of search a budget folder may hold has its style in the plot."""
     sb = experiment("search_budget")
     names = ["search@16", "search@16-l2", "search@16-v", "puct@16", "search@16-p", "search@16-b",
-             "search@16-d"]  # fmt: skip
+             "search@16-d", "search@16-p-d", "search@16-d-b"]  # fmt: skip
     kinds = [sb.kind_of(n) for n in names]
     assert sorted(k for k, _ in kinds) == sorted(sb.KINDS)
     s = {"win_rate": 0.5, "win_rate_ci95": [0.4, 0.6]}
