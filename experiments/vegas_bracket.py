@@ -3,6 +3,7 @@
     python experiments/vegas_bracket.py run DS1-D1V --first 1 --deals 100 --out runs/vegas
     python experiments/vegas_bracket.py run DS1-D3V --first 1 --deals 100 --out runs/vegas
     python experiments/vegas_bracket.py collect runs/vegas --out experiments/results/vegas
+    python experiments/vegas_bracket.py restore experiments/results/vegas --out runs/vegas
 
 Double Solitaire with Vegas scoring goes through the stock once. **run** plays evaluation deals
 ``first … first + deals − 1`` of a Vegas variant with the win finder (``agents/search/finder.py``:
@@ -19,12 +20,17 @@ without the heading, for the docs; ``bracket.json``, its rows), ``games.csv`` (e
 finder played) and ``certificates.json`` (the moves of each certified win, by code). On the deals
 the finder played, the share of winnable deals lies between the wins certified and one minus the
 deals proven lost.
+
+**restore** writes the chunks of a run folder back from such a results folder (checked as a run's
+chunks are), so that a run goes on from the committed games on a new checkout: ``restore``, then
+``run`` with more deals, then ``collect``.
 """
 
 from __future__ import annotations
 
 import argparse
 import csv
+import io
 import json
 import sys
 import time
@@ -40,6 +46,8 @@ PATIENCE = 120
 MAX_MOVES = 500
 """A won Vegas game takes about 300 moves (deals 1 and 3 of DS1-D1V: 307 and 312)."""
 MAX_CHUNK_BYTES = 4 << 20
+MAX_RESULT_BYTES = 64 << 20
+"""The most a results file (``bracket.json``, ``certificates.json``, ``games.csv``) may hold."""
 SETTINGS = ("nodes", "patience", "max_moves", "seed")
 
 
@@ -77,12 +85,24 @@ def play_chunk(variant: str, deals: list[int], settings: dict, bar=None) -> list
 def read_chunk(path: Path) -> dict:
     """A chunk file, checked: its settings, and for each game the fields :func:`play_chunk`
     writes (a win with its moves as a list of ASCII strings)."""
+    data = _read_json(path, MAX_CHUNK_BYTES, "an ASCII JSON chunk of this script")
+    _check_chunk(data, path)
+    return data
+
+
+def _read_json(path: Path, limit: int, what: str):
+    """JSON from ``path``: a file of at most ``limit`` bytes, ASCII, else a :class:`BracketError`
+    that says it is not ``what``."""
     try:
-        if not path.is_file() or path.stat().st_size > MAX_CHUNK_BYTES:
-            raise BracketError(f"{path} is not a file of at most {MAX_CHUNK_BYTES} bytes")
-        data = json.loads(path.read_text(encoding="ascii"))
+        if not path.is_file() or path.stat().st_size > limit:
+            raise BracketError(f"{path} is not a file of at most {limit} bytes")
+        return json.loads(path.read_text(encoding="ascii"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise BracketError(f"{path} is not an ASCII JSON chunk of this script: {e}") from None
+        raise BracketError(f"{path} is not {what}: {e}") from None
+
+
+def _check_chunk(data, path: Path) -> None:
+    """Raise a :class:`BracketError` unless ``data`` is a chunk as :func:`run` writes it."""
     ok = isinstance(data, dict) and isinstance(data.get("variant"), str)
     ok = ok and isinstance(data.get("settings"), dict) and isinstance(data.get("games"), list)
     ok = ok and set(data["settings"]) == set(SETTINGS)
@@ -109,7 +129,6 @@ def read_chunk(path: Path) -> dict:
             ok = ok and variant.tag == data["variant"] and deal == g["deal"]
     if not ok or data["variant"] not in VEGAS:
         raise BracketError(f"{path} is not a chunk of this script (see play_chunk)")
-    return data
 
 
 def run(args: argparse.Namespace) -> int:
@@ -257,6 +276,75 @@ def collect(args: argparse.Namespace) -> int:
     return 0
 
 
+def _games_from_csv(path: Path) -> list[dict]:
+    """The rows of a ``games.csv`` that :func:`collect` wrote, typed as a chunk's games (no
+    moves yet), checked field by field."""
+    try:
+        if not path.is_file() or path.stat().st_size > MAX_RESULT_BYTES:
+            raise BracketError(f"{path} is not a file of at most {MAX_RESULT_BYTES} bytes")
+        rows = list(csv.DictReader(io.StringIO(path.read_text(encoding="ascii"))))
+    except (OSError, UnicodeDecodeError, csv.Error) as e:
+        raise BracketError(f"{path} is not a games.csv of this script: {e}") from None
+    fields = ["variant", "deal", "code", "won", "foundation", "moves", "end", "cpu_s"]
+    games = []
+    for i, row in enumerate(rows, start=2):
+        try:
+            if list(row) != fields or None in row.values() or row["won"] not in ("True", "False"):
+                raise ValueError("not the columns or values collect writes")
+            game = {"variant": row["variant"], "deal": int(row["deal"]), "code": row["code"],
+                    "won": row["won"] == "True", "foundation": int(row["foundation"]),
+                    "moves": int(row["moves"]), "end": row["end"], "cpu_s": float(row["cpu_s"])}  # fmt: skip
+        except (ValueError, TypeError) as e:
+            raise BracketError(f"{path}, line {i}: {e}") from None
+        games.append(game)
+    return games
+
+
+def restore(args: argparse.Namespace) -> int:
+    """Write the chunks of a run folder back from a results folder that :func:`collect` wrote,
+    so that a run goes on from the committed games: every chunk is checked as :func:`read_chunk`
+    checks one, a chunk already there must be the same, and nothing is written unless all are."""
+    results, out = Path(args.results), Path(args.out)
+    summary = _read_json(
+        results / "bracket.json", MAX_RESULT_BYTES, "a bracket.json of this script"
+    )
+    certificates = _read_json(results / "certificates.json", MAX_RESULT_BYTES,
+                              "a certificates.json of this script")  # fmt: skip
+    ok = isinstance(summary, dict) and isinstance(summary.get("rows"), list)
+    ok = ok and all(isinstance(r, dict) and r.get("variant") in VEGAS for r in summary["rows"])
+    ok = ok and isinstance(certificates, dict)
+    if not ok:
+        raise BracketError(f"{results} is not a results folder of this script (see collect)")
+    games = _games_from_csv(results / "games.csv")
+    chunks: dict[Path, dict] = {}
+    for row in summary["rows"]:
+        variant, settings = row["variant"], row.get("settings")
+        mine = sorted((g for g in games if g["variant"] == variant), key=lambda g: g["deal"])
+        deals = [g["deal"] for g in mine]
+        if not mine or deals != list(range(deals[0], deals[0] + len(deals))):
+            raise BracketError(f"{results}: the games of {variant} are not a run of deals")
+        for start in range(0, len(mine), CHUNK):
+            part = mine[start : start + CHUNK]
+            played = []
+            for g in part:
+                moves = certificates.get(g["code"]) if g["won"] else None
+                played.append({k: v for k, v in g.items() if k != "variant"} | {"trace": moves})
+            path = out / variant / f"{part[0]['deal']}.json"
+            chunks[path] = {"variant": variant, "settings": settings, "games": played}
+            _check_chunk(chunks[path], path)
+    for path, data in chunks.items():
+        if path.exists() and read_chunk(path) != data:
+            raise BracketError(f"{path} holds other games: use another --out folder")
+    for path, data in chunks.items():
+        if not path.exists():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_suffix(".tmp")
+            tmp.write_text(json.dumps(data), encoding="ascii")
+            tmp.replace(path)
+    print(f"{len(chunks)} chunks of {', '.join(r['variant'] for r in summary['rows'])} in {out}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = ap.add_subparsers(dest="command", required=True)
@@ -272,6 +360,9 @@ def main(argv: list[str] | None = None) -> int:
     c = sub.add_parser("collect", help="certify the wins and write the bracket")
     c.add_argument("run", help="the run folder")
     c.add_argument("--out", default=str(RESULTS / "vegas"))
+    b = sub.add_parser("restore", help="write a run folder back from a results folder")
+    b.add_argument("results", help="a results folder that collect wrote")
+    b.add_argument("--out", default="runs/vegas")
     args = ap.parse_args(argv)
     if args.command == "run":
         limits = {"first": (0, 10**9), "deals": (1, 100_000), "nodes": (1, 1 << 20),
@@ -280,7 +371,7 @@ def main(argv: list[str] | None = None) -> int:
             if not lo <= getattr(args, name) <= hi:
                 ap.error(f"--{name.replace('_', '-')} must be in {lo} … {hi}")
     try:
-        return run(args) if args.command == "run" else collect(args)
+        return {"run": run, "collect": collect, "restore": restore}[args.command](args)
     except BracketError as e:
         print(f"vegas_bracket: {e}", file=sys.stderr)
         return 2

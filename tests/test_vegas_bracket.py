@@ -139,6 +139,56 @@ def test_bracket_runs_resumes_and_refuses_other_settings(tmp_path, capsys):
     assert np.all([p.suffix == ".json" for p in (tmp_path / "run" / "DS1-D3V").iterdir()])
 
 
+def test_restore_gives_back_the_run_that_made_the_committed_bracket(tmp_path):
+    """``restore`` writes the run folder back from the committed results; ``collect`` on it gives
+    the committed rows, certificates and games again, and ``run`` with the committed settings
+    finds every chunk done."""
+    vb = experiment("vegas_bracket")
+    run, out = tmp_path / "run", tmp_path / "out"
+    assert vb.main(["restore", str(RESULTS), "--out", str(run)]) == 0
+    assert vb.main(["restore", str(RESULTS), "--out", str(run)]) == 0  # again: the same chunks
+    assert vb.main(["collect", str(run), "--out", str(out)]) == 0
+    bracket, certificates, games = _committed()
+    assert json.loads((out / "bracket.json").read_text())["rows"] == bracket["rows"]
+    assert json.loads((out / "certificates.json").read_text()) == certificates
+    assert (out / "games.csv").read_text() == (RESULTS / "games.csv").read_text()
+    for row in bracket["rows"]:  # nothing left to play: a run that played would take minutes
+        chunks = sorted((run / row["variant"]).glob("*.json"), key=lambda p: int(p.stem))
+        assert [int(p.stem) for p in chunks] == list(range(row["first"], row["last"] + 1, vb.CHUNK))
+
+
+def test_restore_refuses_results_that_are_not_a_bracket(tmp_path, capsys):
+    vb = experiment("vegas_bracket")
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    for name in ("bracket.json", "certificates.json", "games.csv"):
+        (bad / name).write_bytes((RESULTS / name).read_bytes())
+    lines = (RESULTS / "games.csv").read_text().splitlines()
+    cases = {
+        "line 3": [lines[0], lines[1], lines[2].replace(",False,", ",maybe,"), *lines[3:]],
+        "not a run of deals": [*lines[:5], *lines[6:]],  # a deal left out
+        # a loss said to be a win: the results hold no moves for it
+        "not a chunk of this script": [
+            *lines[:2],
+            lines[2].replace(",False,", ",True,"),
+            *lines[3:],
+        ],
+    }
+    for message, text in cases.items():
+        (bad / "games.csv").write_text("\n".join(text) + "\n")
+        assert vb.main(["restore", str(bad), "--out", str(tmp_path / "run")]) == 2
+        assert message in capsys.readouterr().err, message
+        assert not (tmp_path / "run").exists()  # nothing written
+    (bad / "games.csv").write_bytes((RESULTS / "games.csv").read_bytes())
+    (bad / "certificates.json").write_text("[]")
+    assert vb.main(["restore", str(bad), "--out", str(tmp_path / "run")]) == 2
+    assert "not a results folder of this script" in capsys.readouterr().err
+    (bad / "certificates.json").write_bytes('{"\u00e9": 1}'.encode())
+    assert vb.main(["restore", str(bad), "--out", str(tmp_path / "run")]) == 2
+    assert "is not a certificates.json of this script" in capsys.readouterr().err
+    assert not (tmp_path / "run").exists()
+
+
 @pytest.mark.slow  # the finder at 4096 nodes a move: the fastest committed win, seconds
 def test_the_finder_plays_a_committed_win_again():
     """The committed win the finder found fastest, played again with the run's settings: the same

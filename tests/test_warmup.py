@@ -151,6 +151,86 @@ def test_warmup_command_runs_every_part(tmp_path):
         assert seconds >= 0 and compiled >= 0
 
 
+def test_two_jobs_run_the_side_parts_in_a_second_process(monkeypatch, capfd):
+    """With ``jobs=2`` the parts of ``SIDE`` run in a spawned process, which prints their lines
+    on the standard output, not on this process's ``out``; the results hold every part, in the
+    order asked."""
+    monkeypatch.setattr(w, "SIDE", ("batch",))
+    out = io.StringIO()
+    results = w.warmup(["batch", "game"], out=out, jobs=2)
+    assert list(results) == ["batch", "game"]
+    here, there = out.getvalue(), capfd.readouterr().out
+    assert "warmup: game ..." in here and "warmup: batch ..." not in here
+    assert "warmup: batch ... " in there and "warmup: game" not in there
+    assert "warmup: done in" in here
+
+
+def _children(pid: int) -> list[int]:
+    """The processes whose parent is ``pid`` (Linux: read from /proc)."""
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if int(fields[1]) == pid:
+            found.append(int(stat.parent.name))
+    return found
+
+
+@pytest.mark.slow  # a cold solver compile, killed after a few seconds
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc (Linux)")
+def test_the_second_process_ends_when_the_warmup_is_killed(tmp_path):
+    """``solitaire-gym warmup --jobs 2`` killed (SIGKILL: it cannot pass it on) while its second
+    process compiles the solver: the second process ends within seconds, not minutes later."""
+    import os
+    import signal
+
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path))
+    code = "from solitaire_gym.commands.warmup import warmup\nwarmup(['game', 'solver'], jobs=2)"
+    parent = subprocess.Popen([sys.executable, "-c", code], env=env, stdout=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 60
+        workers: list[int] = []
+        while not workers and time.monotonic() < deadline:  # the pool's worker, spawned
+            time.sleep(0.2)
+            workers = [c for c in _children(parent.pid) if b"spawn_main" in
+                       Path(f"/proc/{c}/cmdline").read_bytes()]  # fmt: skip
+        assert workers, "no second process started"
+        time.sleep(2.0)  # it compiles
+        os.kill(parent.pid, signal.SIGKILL)
+        parent.wait()
+        deadline = time.monotonic() + 10
+        while Path(f"/proc/{workers[0]}").exists() and time.monotonic() < deadline:
+            time.sleep(0.2)
+        state = Path(f"/proc/{workers[0]}/stat")
+        alive = state.exists() and state.read_text().rsplit(")", 1)[1].split()[0] != "Z"
+        assert not alive, "the second process outlived the warmup by 10 s"
+    finally:
+        if parent.poll() is None:
+            parent.kill()
+
+
+@pytest.mark.parametrize(
+    "parts, jobs, message",
+    [
+        (["game"], 0, "jobs must be a whole number of at least 1, not 0"),
+        (["game"], True, "jobs must be a whole number of at least 1, not True"),
+        (["game"], 1.5, "jobs must be a whole number of at least 1, not 1.5"),
+        (["game", "nope"], 1, "no warmup part 'nope': the parts are game, env,"),
+    ],
+)
+def test_bad_warmup_arguments_are_refused_before_any_part_runs(monkeypatch, parts, jobs, message):
+    from solitaire_gym.errors import ArgumentError
+
+    ran = []
+    monkeypatch.setitem(w.PARTS, "game", lambda: ran.append("game"))
+    out = io.StringIO()
+    with pytest.raises(ArgumentError, match=message.replace(".", r"\.")):
+        w.warmup(parts, out=out, jobs=jobs)
+    assert ran == [] and out.getvalue() == ""
+
+
 @pytest.mark.slow  # compiles, in an empty cache
 def test_after_the_warmup_a_game_compiles_nothing(tmp_path):
     """After ``solitaire-gym warmup`` (its game part), a new process that plays to a foundation,
@@ -182,7 +262,8 @@ def test_warmup_is_on_the_command_line():
     from solitaire_gym.cli import build_parser
 
     args = build_parser().parse_args(["warmup", "--skip", "solver", "vector"])
-    assert args.skip == ["solver", "vector"]
+    assert args.skip == ["solver", "vector"] and args.jobs == w.default_jobs()
+    assert build_parser().parse_args(["warmup", "--jobs", "1"]).jobs == 1
     makefile = (__import__("pathlib").Path(__file__).parents[1] / "Makefile").read_text()
     # Every setup stamp (a rule that makes $(STAMP_...)) ends with the warmup.
     stamps = [r for r in makefile.split("\n\n") if r.startswith("$(STAMP_")]

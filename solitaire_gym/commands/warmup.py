@@ -3,6 +3,7 @@ that no later first call waits for the compiler.
 
     solitaire-gym warmup               # everything: Game, envs, vector env, batches, solver, agents
     solitaire-gym warmup --skip solver
+    solitaire-gym warmup --jobs 1      # one process (the default is two where there are 2 cores)
 
 Each part runs the public calls that load its kernels (a Game played and undone and moves of every
 kind read, an env stepped in both action modes, a vector env large enough to step on all cores,
@@ -12,23 +13,29 @@ how long it took and how many kernels it compiled; kernels already in numba's on
 load (a second run takes seconds). While a part compiles, a line shows its seconds so far, how
 many of its kernels have compiled and which one is compiling (on a terminal, one line rewritten
 every second; elsewhere, a line every :data:`PERIOD` seconds). The ``agents`` part is skipped
-when the ``agents`` package (shipped beside this one) cannot be imported. The Makefile's setup
-runs it.
+when the ``agents`` package (shipped beside this one) cannot be imported. With ``--jobs 2`` (the
+default on two cores or more) the solver part, the longest, compiles in a second process while
+this one runs the others, and both print a line every :data:`PERIOD` seconds. The Makefile's
+setup runs it.
 """
 
 from __future__ import annotations
 
 import argparse
+import multiprocessing
+import os
 import shutil
 import sys
 import threading
 import time
 from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
 
 import numpy as np
 from numba.core import event
 
 from solitaire_gym import _compile_notice
+from solitaire_gym.errors import ArgumentError
 
 CODE = "SH1-C4-AAAAAJ2"
 PERIOD = 10.0
@@ -163,6 +170,11 @@ PARTS: dict[str, Callable[[], None]] = {
 }
 
 
+SIDE = ("solver",)
+"""The parts that ``jobs`` of 2 or more runs in a second process: the solver's search compiles for
+minutes, about three quarters of a cold warmup."""
+
+
 class _Progress(event.Listener):
     """Counts the kernels of :data:`OURS` that compile (numba's ``numba:compile`` event: not those
     loaded from the cache) and shows, while a part runs, its seconds so far, its kernels compiled
@@ -254,32 +266,90 @@ class _Progress(event.Listener):
                     self.compiling.remove(name)
 
 
-def warmup(parts: list[str], out=sys.stdout) -> dict[str, tuple[float, int]]:
-    """Run ``parts`` (names in :data:`PARTS`); returns ``{part: (seconds, kernels compiled)}``
-    (a part skipped because what it warms is not installed is left out)."""
-    _compile_notice.NOTICE.shown = True  # the lines below say it instead
-    progress = _Progress(out, live=getattr(out, "isatty", lambda: False)())
-    event.register("numba:compile", progress)
+def _run(parts: list[str], progress: _Progress) -> dict[str, tuple[float, int]]:
     results: dict[str, tuple[float, int]] = {}
+    for name in parts:
+        progress.begin(name)
+        try:
+            PARTS[name]()
+        except Skipped as e:
+            progress.end(f"skipped: {e}")
+            continue
+        took = time.perf_counter() - progress.start
+        compiled = progress.compiled - progress.before
+        results[name] = (took, compiled)
+        done = f"{compiled} kernels compiled" if compiled else "all cached"
+        progress.end(f"{took:.1f} s ({done})")
+    return results
+
+
+def _side(parts: list[str]) -> dict[str, tuple[float, int]]:
+    """The second process of :func:`warmup` runs this: ``parts``, its progress on its standard
+    output (one line every :data:`PERIOD` seconds). It ends when its parent does (killed, it
+    would not tell this process)."""
+    parent = os.getppid()
+
+    def orphaned() -> None:
+        while os.getppid() == parent:
+            time.sleep(1.0)
+        os._exit(1)
+
+    threading.Thread(target=orphaned, daemon=True).start()
+    _compile_notice.NOTICE.shown = True
+    progress = _Progress(sys.stdout, live=False)
+    event.register("numba:compile", progress)
     try:
-        for name in parts:
-            progress.begin(name)
-            try:
-                PARTS[name]()
-            except Skipped as e:
-                progress.end(f"skipped: {e}")
-                continue
-            took = time.perf_counter() - progress.start
-            compiled = progress.compiled - progress.before
-            results[name] = (took, compiled)
-            done = f"{compiled} kernels compiled" if compiled else "all cached"
-            progress.end(f"{took:.1f} s ({done})")
+        return _run(parts, progress)
     finally:
         event.unregister("numba:compile", progress)
         progress.close()
-    total = sum(t for t, _ in results.values())
+
+
+def default_jobs() -> int:
+    """Two processes where there are two cores or more, else one."""
+    return 2 if (os.cpu_count() or 1) >= 2 else 1
+
+
+def warmup(parts: list[str], out=sys.stdout, jobs: int = 1) -> dict[str, tuple[float, int]]:
+    """Run ``parts`` (names in :data:`PARTS`); returns ``{part: (seconds, kernels compiled)}``
+    (a part skipped because what it warms is not installed is left out).
+
+    With ``jobs`` of 2 or more, the parts of :data:`SIDE` among ``parts`` run in a second process
+    (spawned) while this one runs the others; the second process prints its lines on the standard
+    output, and both print a line every :data:`PERIOD` seconds (no line rewritten in place). Two
+    processes may compile the same kernel at once: numba's saves are serialised
+    (``solitaire_gym._cache.guard_concurrent_saves``), and each process runs the kernel it
+    compiled."""
+    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
+        raise ArgumentError(f"jobs must be a whole number of at least 1, not {jobs!r}")
+    unknown = [name for name in parts if name not in PARTS]
+    if unknown:
+        raise ArgumentError(f"no warmup part {unknown[0]!r}: the parts are {', '.join(PARTS)}")
+    side = [name for name in parts if name in SIDE] if jobs > 1 else []
+    here = [name for name in parts if name not in side]
+    if not here:  # nothing to run beside it
+        here, side = side, []
+    _compile_notice.NOTICE.shown = True  # the lines below say it instead
+    live = getattr(out, "isatty", lambda: False)() and not side
+    progress = _Progress(out, live=live)
+    event.register("numba:compile", progress)
+    start = time.perf_counter()
+    results: dict[str, tuple[float, int]] = {}
+    try:
+        if side:
+            context = multiprocessing.get_context("spawn")
+            with ProcessPoolExecutor(1, mp_context=context) as pool:
+                future = pool.submit(_side, side)
+                results.update(_run(here, progress))
+                results.update(future.result())
+        else:
+            results.update(_run(here, progress))
+    finally:
+        event.unregister("numba:compile", progress)
+        progress.close()
+    total = time.perf_counter() - start
     print(f"warmup: done in {total:.1f} s; later first calls load from the cache", file=out)
-    return results
+    return {name: results[name] for name in parts if name in results}
 
 
 def register(subparsers) -> None:
@@ -296,9 +366,17 @@ def register(subparsers) -> None:
         metavar="PART",
         help=f"parts to leave out ({', '.join(PARTS)})",
     )
+    p.add_argument(
+        "--jobs",
+        type=int,
+        default=default_jobs(),
+        metavar="N",
+        help="processes: with 2 or more, the solver part compiles in a second process beside "
+        "the others (default: 2 where there are two cores or more)",
+    )
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    warmup([name for name in PARTS if name not in args.skip])
+    warmup([name for name in PARTS if name not in args.skip], jobs=args.jobs)
     return 0
