@@ -320,11 +320,18 @@ def restore(args: argparse.Namespace) -> int:
     for row in summary["rows"]:
         variant, settings = row["variant"], row.get("settings")
         mine = sorted((g for g in games if g["variant"] == variant), key=lambda g: g["deal"])
-        deals = [g["deal"] for g in mine]
-        if not mine or deals != list(range(deals[0], deals[0] + len(deals))):
-            raise BracketError(f"{results}: the games of {variant} are not a run of deals")
-        for start in range(0, len(mine), CHUNK):
-            part = mine[start : start + CHUNK]
+        if not mine:
+            raise BracketError(f"{results}: the bracket has {variant}, its games do not")
+        groups: dict[int, list[dict]] = {}  # the chunks of a run from the first deal played
+        for g in mine:
+            groups.setdefault(mine[0]["deal"] + (g["deal"] - mine[0]["deal"]) // CHUNK * CHUNK,
+                              []).append(g)  # fmt: skip
+        for first, part in groups.items():
+            if [g["deal"] for g in part] != list(range(first, first + len(part))):
+                raise BracketError(
+                    f"{results}: the games of {variant} from deal {first} are not a run's chunk "
+                    f"(a run of deals from a multiple of {CHUNK} past its first)"
+                )
             played = []
             for g in part:
                 moves = certificates.get(g["code"]) if g["won"] else None

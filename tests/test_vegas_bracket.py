@@ -155,6 +155,13 @@ def test_restore_gives_back_the_run_that_made_the_committed_bracket(tmp_path):
     for row in bracket["rows"]:  # nothing left to play: a run that played would take minutes
         chunks = sorted((run / row["variant"]).glob("*.json"), key=lambda p: int(p.stem))
         assert [int(p.stem) for p in chunks] == list(range(row["first"], row["last"] + 1, vb.CHUNK))
+    # a run cut short in two places (two processes on two halves) leaves whole chunks out: the
+    # chunks that are there come back, and collect counts their deals
+    (run / "DS1-D1V" / "26.json").unlink()
+    assert vb.main(["collect", str(run), "--out", str(out)]) == 0
+    assert vb.main(["restore", str(out), "--out", str(tmp_path / "again")]) == 0
+    again = sorted(int(p.stem) for p in (tmp_path / "again" / "DS1-D1V").glob("*.json"))
+    assert again == [x for x in range(1, 200, vb.CHUNK) if x != 26]
 
 
 def test_restore_refuses_results_that_are_not_a_bracket(tmp_path, capsys):
@@ -166,7 +173,7 @@ def test_restore_refuses_results_that_are_not_a_bracket(tmp_path, capsys):
     lines = (RESULTS / "games.csv").read_text().splitlines()
     cases = {
         "line 3": [lines[0], lines[1], lines[2].replace(",False,", ",maybe,"), *lines[3:]],
-        "not a run of deals": [*lines[:5], *lines[6:]],  # a deal left out
+        "not a run's chunk": [*lines[:5], *lines[6:]],  # a deal left out of its chunk
         # a loss said to be a win: the results hold no moves for it
         "not a chunk of this script": [
             *lines[:2],
