@@ -72,6 +72,7 @@ bench: $(STAMP_DEV)
 	$(BIN)/python benchmarks/bench_step_parts.py
 	$(BIN)/python benchmarks/bench_launch.py
 	$(BIN)/python benchmarks/bench_first_start.py
+	$(BIN)/python benchmarks/bench_warmup.py
 
 clean:
 	rm -rf $(VENV) build site *.egg-info
