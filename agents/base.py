@@ -31,6 +31,8 @@ from typing import Any
 
 import numpy as np
 
+from solitaire_gym.envs.observation import to_float
+
 RESIGN = -1
 """Action value meaning "I give up this game" (evaluation harness only)."""
 
@@ -116,12 +118,16 @@ class Agent:
         active: np.ndarray | None = None,
         view: Any = None,
     ) -> np.ndarray | int:
-        """One action per game. ``obs`` (B, D) or (D,), ``masks`` (B, N) or (N,) (non-zero =
-        legal); ``starts`` (B,) rows that begin a new game; ``active`` (B,) rows still playing
-        (the others' actions are ignored, an agent may skip them); ``view`` the env (or a
-        :class:`GameView`), needed only by agents that use the position."""
+        """One action per game. ``obs`` (B, D) or (D,), float32 or uint8 (an env's
+        ``obs_dtype``), ``masks`` (B, N) or (N,) (non-zero = legal); ``starts`` (B,) rows that
+        begin a new game; ``active`` (B,) rows still playing (the others' actions are ignored,
+        an agent may skip them); ``view`` the env (or a :class:`GameView`), needed only by
+        agents that use the position."""
         single = np.ndim(masks) == 1
-        obs2 = np.asarray(obs, np.float32).reshape(1, -1) if single else np.asarray(obs)
+        obs = np.asarray(obs)
+        if obs.dtype == np.uint8:  # an env's obs_dtype="uint8": the float32 values it stands for
+            obs = to_float(obs)
+        obs2 = np.asarray(obs, np.float32).reshape(1, -1) if single else obs
         masks2 = np.asarray(masks).reshape(1, -1) if single else np.asarray(masks)
         masks2 = masks2.astype(bool, copy=False)
         b = masks2.shape[0]

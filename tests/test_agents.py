@@ -673,3 +673,26 @@ def test_a_foreign_zip_is_not_unpickled_unless_trusted(tmp_path):
     with pytest.raises(UntrustedCheckpoint, match="trusted=True"):
         MaskablePPOAgent.load(p, game="seahaven_towers")
     assert not marker.exists()
+
+
+@pytest.mark.parametrize("variant", ["SH1-C4", "DS1-D3N"])
+def test_a_network_player_reads_uint8_observations_as_float32_ones(variant):
+    """An env with ``obs_dtype="uint8"``: the shipped network player picks, on every game, the
+    action it picks from the float32 observation of the same position."""
+    from agents import make_agent
+    from solitaire_gym import SolitaireVectorEnv
+
+    game, options = VARIANTS[variant]
+    f32 = SolitaireVectorEnv(8, game, **(options or {}))
+    u8 = SolitaireVectorEnv(8, game, obs_dtype="uint8", **(options or {}))
+    of, info = f32.reset(seed=3)
+    ou, _ = u8.reset(seed=3)
+    one, other = make_agent("learned", variant), make_agent("learned", variant)
+    for step in range(30):
+        masks = info["action_mask"]
+        starts = np.full(8, step == 0)
+        act = one.act(of, masks, starts=starts, view=f32)
+        assert np.array_equal(other.act(ou, masks, starts=starts, view=u8), act)
+        assert other.act(ou[0], masks[0]) == one.act(of[0], masks[0])
+        of, _, _, _, info = f32.step(act)
+        ou, *_ = u8.step(act)

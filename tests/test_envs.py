@@ -12,6 +12,7 @@ from gymnasium.utils.env_checker import check_env
 
 import solitaire_gym
 from solitaire_gym import Game, GameCodeError, IllegalMoveError
+from solitaire_gym.engine.variants import Variant
 from solitaire_gym.envs import ENV_IDS, EVAL_SPLIT_END, SolitaireVectorEnv
 from solitaire_gym.envs.sampling import random_legal_actions
 from solitaire_gym.envs.wrappers import RLlibMaskWrapper
@@ -35,6 +36,8 @@ EXTRA = [
     (DS, {"action_mode": "tap", "draw": 3}),
     (TF, {"undo": True, "reward_mode": "fair"}),
     (SH, {"undo": True, "action_mode": "tap", "reward_mode": "win"}),
+    (DS, {"obs_dtype": "uint8", "draw": 3}),
+    (SH, {"obs_dtype": "uint8", "cells": 2}),
 ]
 
 
@@ -219,6 +222,8 @@ def test_illegal_action_changes_nothing_and_names_rule():
         ({"action_mode": "drag"}, "action_mode"),
         ({"illegal_penalty": -1}, "illegal_penalty"),
         ({"split": "test"}, "split"),
+        ({"obs_dtype": "float16"}, "obs_dtype"),
+        ({"obs_dtype": np.uint8}, "obs_dtype"),
     ],
 )
 def test_bad_options_are_refused_at_construction(kwargs, match):
@@ -656,3 +661,54 @@ def test_batch_takes_strided_arrays():
         return view(x).sum()
 
     assert total(np.arange(10)) == 45 and total(np.arange(10)[::2]) == 20
+
+
+# ---- the uint8 observation -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("combo", COMBOS, ids=ids)
+@pytest.mark.parametrize("games", [3, 300])  # the one-thread and the parallel kernel
+def test_uint8_observations_are_the_float32_ones_as_counts(combo, games):
+    """``obs_dtype="uint8"``: every value a whole count that fits a byte, and times the env's
+    ``obs_scales`` exactly the float32 observation of the same play (so it hides what the float32
+    one hides); its space holds it; ``to_float`` gives it back with or without the variant."""
+    from solitaire_gym.envs.observation import to_float
+
+    env_id, kw = combo
+    game = gym.spec(env_id).kwargs["game"]
+    f32 = SolitaireVectorEnv(games, game, **kw)
+    u8 = SolitaireVectorEnv(games, game, obs_dtype="uint8", **kw)
+    assert u8.single_observation_space.dtype == np.uint8
+    cfg = Variant.from_names(game, **{k: v for k, v in kw.items() if k != "obs_dtype"}).cfg
+    of, info = f32.reset(seed=5)
+    ou, _ = u8.reset(seed=5)
+    rng = np.random.default_rng(1)
+    for _ in range(40):
+        assert ou.dtype == np.uint8 and u8.observation_space.contains(ou)
+        assert np.array_equal((ou * u8.obs_scales).astype(np.float32), of)
+        assert np.array_equal(to_float(ou), of) and np.array_equal(to_float(ou, cfg), of)
+        act = random_legal_actions(info["action_mask"], rng)
+        of, _, _, _, info = f32.step(act)
+        ou, *_ = u8.step(act)
+    single = gym.make(env_id, obs_dtype="uint8", **kw)
+    obs, _ = single.reset(seed=2)
+    assert obs.dtype == np.uint8 and single.observation_space.contains(obs)
+    np.testing.assert_array_equal(single.unwrapped.obs_scales, u8.obs_scales)
+
+
+def test_to_float_refuses_what_is_no_observation():
+    from solitaire_gym.envs.observation import to_float
+    from solitaire_gym.errors import ArgumentError
+
+    env = SolitaireVectorEnv(2, "seahaven_towers", obs_dtype="uint8")
+    obs, _ = env.reset(seed=0)
+    assert to_float(obs.astype(np.float32)).dtype == np.float32
+    for bad, match in [
+        (obs.astype(np.int64), "float32 or uint8 arrays, not int64"),
+        (obs[:, :-1], "no game has observations of 850 values"),
+        (np.uint8(3), "float32 or uint8 arrays"),
+    ]:
+        with pytest.raises(ArgumentError, match=match):
+            to_float(bad)
+    with pytest.raises(ArgumentError, match="851 values; this variant's have 1590"):
+        to_float(obs, Variant.from_names("double_solitaire").cfg)

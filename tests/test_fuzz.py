@@ -128,7 +128,7 @@ def test_positions(code, n, data):
 ENV_KW = st.dictionaries(
     st.sampled_from(["draw", "scoring", "cells", "reward_mode", "action_mode", "undo",
                      "illegal_action", "illegal_penalty", "split", "render_mode", "max_episode_steps",
-                     "copy", "win_bonus", "deals"]),
+                     "copy", "win_bonus", "deals", "obs_dtype"]),
     junk,
     max_size=3,
 )  # fmt: skip

@@ -29,7 +29,7 @@ from solitaire_gym.engine.variants import (
     parse_code,
 )
 from solitaire_gym.envs import deal_lists, kernels
-from solitaire_gym.envs.observation import layout
+from solitaire_gym.envs.observation import OBS_DTYPES, layout
 from solitaire_gym.errors import ArgumentError, GameCodeError, MoveSyntaxError, is_int, shown
 
 # ---- deal splits -------------------------------------------------------------------------------
@@ -102,6 +102,7 @@ class EnvOptions:
     split: str = "train"
     win_bonus: float = 0.0
     deals: str = "random"
+    obs_dtype: str = "float32"
 
     @classmethod
     def build(
@@ -119,6 +120,7 @@ class EnvOptions:
         split: str = "train",
         win_bonus: float = 0.0,
         deals: str = "random",
+        obs_dtype: str = "float32",
         **unknown: Any,
     ) -> EnvOptions:
         if unknown:
@@ -134,6 +136,7 @@ class EnvOptions:
         pick("illegal_action", illegal_action, ("penalty", "raise"))
         pick("split", split, SPLITS)
         pick("deals", deals, DEAL_SOURCES)
+        pick("obs_dtype", obs_dtype, OBS_DTYPES)
         if not isinstance(undo, (bool, np.bool_)):
             raise ArgumentError(f"undo must be True or False, not {shown(undo)}")
 
@@ -162,7 +165,7 @@ class EnvOptions:
             deal_lists.solvable_deals(variant)  # the list is shipped and readable
         return cls(
             variant, reward_mode, action_mode, bool(undo), illegal_action, penalty, split, bonus,
-            deals,
+            deals, obs_dtype,
         )  # fmt: skip
 
 
@@ -207,7 +210,7 @@ class EnvCore:
         self.n_base = self.n_actions - int(opts.undo)
         self.layout = layout(self.cfg)
         self.obs_dim = self.layout.size
-        self.obs = np.zeros((num, self.obs_dim), np.float32)
+        self.obs = np.zeros((num, self.obs_dim), np.dtype(opts.obs_dtype))
         self.masks = np.zeros((num, self.n_actions), np.int8)
         self.counts = np.zeros(num, np.int32)
         self.won = np.zeros(num, np.bool_)
@@ -223,6 +226,8 @@ class EnvCore:
 
     # spaces
     def observation_space(self) -> spaces.Box:
+        if self.obs.dtype == np.uint8:  # counts (observation.scales)
+            return spaces.Box(0, 255, shape=(self.obs_dim,), dtype=np.uint8)
         return spaces.Box(0.0, 4.0, shape=(self.obs_dim,), dtype=np.float32)
 
     def action_space(self) -> spaces.Discrete:

@@ -1,4 +1,5 @@
-"""The observation: the player's information state as a fixed-size float32 vector.
+"""The observation: the player's information state as a fixed-size float32 vector (or, with the
+envs' ``obs_dtype="uint8"``, the same values as whole counts: :data:`OBS_DTYPES`).
 
 Its layout depends on the game: a feature that a game can never have (free cells
 in Double Solitaire, a stock in Seahaven Towers) takes no room. :func:`layout` gives the offsets
@@ -59,6 +60,7 @@ from solitaire_gym.engine.variants import (
     L_CELLS,
     L_STOCK,
 )
+from solitaire_gym.errors import ArgumentError
 
 DEPTH_SCALE = 32.0
 EMPTY_SCALE = 10.0
@@ -149,6 +151,64 @@ def row_faces(cfg: np.ndarray) -> np.ndarray:
     return np.arange(int(cfg[G_CARDS]), dtype=np.int64) // int(cfg[G_DECKS])
 
 
+OBS_DTYPES = ("float32", "uint8")
+"""The observation's dtypes (the envs' ``obs_dtype``): float32, the values above; uint8, each
+value as a count (a depth, a length, a height, a number of cards; 0 or 1 for the rest), a quarter
+of the bytes. :func:`scales` turns one into the other."""
+
+
+def scales(cfg: np.ndarray) -> np.ndarray:
+    """What each uint8 value of a variant's observation is multiplied by to give the float32 one:
+    1/32 for depths, column lengths and face-down counts, 1/13 for foundation heights, 1/N for
+    the stock and waste sizes, 1/10 for the empty columns, 1 elsewhere; float64 ``(size,)``."""
+    lay = layout(cfg)
+    out = np.ones(lay.size, np.float64)
+    out[lay.depth : lay.lengths : lay.width] = 1.0 / DEPTH_SCALE
+    cols = int(cfg[G_COLS])
+    out[lay.lengths : lay.lengths + cols] = 1.0 / DEPTH_SCALE
+    if lay.downs != ABSENT:
+        out[lay.downs : lay.downs + cols] = 1.0 / DEPTH_SCALE
+    out[lay.heights : lay.heights + int(cfg[G_PILES])] = 1.0 / HEIGHT_SCALE
+    if lay.stock_size != ABSENT:
+        out[[lay.stock_size, lay.stock_unseen, lay.waste_size]] = 1.0 / int(cfg[G_CARDS])
+    out[lay.empty_columns] = 1.0 / EMPTY_SCALE
+    return out
+
+
+def _game_cfg(size: int) -> np.ndarray | None:
+    """The ``cfg`` of a variant of the one game whose observation has ``size`` values, if any
+    (the layout depends on the game only; each game's size is its own)."""
+    from solitaire_gym.engine.variants import PREFIX, Variant
+
+    cfgs = [Variant.from_names(prefix).cfg for prefix in PREFIX.values()]
+    found = [cfg for cfg in cfgs if layout(cfg).size == size]
+    return found[0] if len(found) == 1 else None
+
+
+def to_float(obs: np.ndarray, cfg: np.ndarray | None = None) -> np.ndarray:
+    """Observations ``(..., size)`` as float32, whichever of :data:`OBS_DTYPES` they are in: a
+    uint8 one becomes exactly the float32 one the env gives (its values times :func:`scales`),
+    a float32 one is returned as it is. ``cfg``: the variant's (``Variant.cfg``); without it,
+    the game whose observation has ``size`` values."""
+    obs = np.asarray(obs)
+    if obs.dtype.name not in OBS_DTYPES or obs.ndim == 0:
+        raise ArgumentError(
+            f"observations are float32 or uint8 arrays, not {obs.dtype.name} of shape {obs.shape}"
+        )
+    size = obs.shape[-1]
+    if cfg is None:
+        cfg = _game_cfg(size)
+        if cfg is None:
+            raise ArgumentError(f"no game has observations of {size} values")
+    if size != layout(cfg).size:
+        raise ArgumentError(
+            f"these observations have {size} values; this variant's have {layout(cfg).size}"
+        )
+    if obs.dtype == np.float32:
+        return obs
+    return (obs * scales(cfg)).astype(np.float32)
+
+
 LAYOUT_VERSION = 2
 """The version of the observation's meaning: bump it when what a value means changes without
 the offsets moving (a new scale, another order of copies). Changes of the offsets show in
@@ -177,7 +237,8 @@ def _row(seen0: np.uint64, seen1: np.uint64, decks: int, width: int, face: int):
 
 @nb.njit(cache=True)
 def observe(s, b: int, cfg: np.ndarray, out: np.ndarray) -> None:
-    """Write row ``b``'s observation into ``out`` (1-D float32 of the layout's size)."""
+    """Write row ``b``'s observation into ``out`` (1-D, the layout's size): float32, the values of
+    the module docstring; uint8, each value as its count (the float divided by :func:`scales`)."""
     (
         width, f_cols, f_found, f_waste, f_stock, f_cell, f_unseen, f_depth, f_down,
         p_len, p_down, p_found, p_stock, p_unseen, p_waste, p_cell, p_empty, _,
@@ -192,7 +253,13 @@ def observe(s, b: int, cfg: np.ndarray, out: np.ndarray) -> None:
     waste = s.waste
     stock = s.stock
     cells = s.cells
-    out[:] = 0.0
+    out[:] = 0
+    # uint8 (a compile-time constant): counts, not scaled (the scales are powers of two or are
+    # applied last, so the float values are those that counts times scales() give)
+    raw = out.itemsize == 1
+    per_depth = 1.0 if raw else 1.0 / DEPTH_SCALE
+    per_height = 1.0 if raw else 1.0 / HEIGHT_SCALE
+    per_empty = 1.0 if raw else 1.0 / EMPTY_SCALE
     decks = cfg[G_DECKS]
     n = cfg[G_CARDS]
     seen0 = np.uint64(0)
@@ -208,7 +275,7 @@ def observe(s, b: int, cfg: np.ndarray, out: np.ndarray) -> None:
         for i in range(np.int64(tab_unknown[b, c]), h):
             r, seen0, seen1 = _row(seen0, seen1, decks, width, tab[b, c, i])
             out[r + u_c] = 1.0
-            out[r + u_depth] = (h - 1 - i) / DEPTH_SCALE
+            out[r + u_depth] = (h - 1 - i) * per_depth
             if i < down:  # a seen card turned back face down by an undo: rare, so predicted
                 out[r + np.uint64(f_down)] = 1.0
     for p in range(cfg[G_PILES]):
@@ -220,12 +287,12 @@ def observe(s, b: int, cfg: np.ndarray, out: np.ndarray) -> None:
     for i in range(w):
         r, seen0, seen1 = _row(seen0, seen1, decks, width, waste[b, i])
         out[r + np.uint64(f_waste)] = 1.0
-        out[r + u_depth] = (w - 1 - i) / DEPTH_SCALE
+        out[r + u_depth] = (w - 1 - i) * per_depth
     sl = s.stock_len[b]
     for i in range(s.stock_unknown[b], sl):
         r, seen0, seen1 = _row(seen0, seen1, decks, width, stock[b, i])
         out[r + np.uint64(f_stock)] = 1.0
-        out[r + u_depth] = (sl - 1 - i) / DEPTH_SCALE
+        out[r + u_depth] = (sl - 1 - i) * per_depth
     for k in range(cfg[G_CELLS]):
         if cells[b, k] >= 0:
             r, seen0, seen1 = _row(seen0, seen1, decks, width, cells[b, k])
@@ -244,18 +311,18 @@ def observe(s, b: int, cfg: np.ndarray, out: np.ndarray) -> None:
     # Pile block, without a division.
     empty = 0
     for c in range(cfg[G_COLS]):
-        out[p_len + c] = tab_len[b, c] * (1.0 / DEPTH_SCALE)
+        out[p_len + c] = tab_len[b, c] * per_depth
         empty += tab_len[b, c] == 0
     if p_down >= 0:
         for c in range(cfg[G_COLS]):
-            out[p_down + c] = tab_down[b, c] * (1.0 / DEPTH_SCALE)
+            out[p_down + c] = tab_down[b, c] * per_depth
     for p in range(cfg[G_PILES]):
-        out[p_found + p] = found[b, p] * (1.0 / HEIGHT_SCALE)
+        out[p_found + p] = found[b, p] * per_height
     if p_stock >= 0:
-        per_card = 1.0 / n
+        per_card = 1.0 if raw else 1.0 / n
         out[p_stock] = sl * per_card
         out[p_unseen] = s.stock_unknown[b] * per_card
         out[p_waste] = w * per_card
     for k in range(cfg[G_CELLS]):
         out[p_cell + k] = cells[b, k] < 0
-    out[p_empty] = empty * (1.0 / EMPTY_SCALE)
+    out[p_empty] = empty * per_empty

@@ -9,7 +9,7 @@ import numpy as np
 
 from solitaire_gym.engine.scoring import score_text
 from solitaire_gym.envs.core import DEFAULT_MAX_EPISODE_STEPS, EnvCore, EnvOptions, check_seed
-from solitaire_gym.envs.observation import Layout
+from solitaire_gym.envs.observation import Layout, scales
 from solitaire_gym.errors import ArgumentError, IllegalMoveError, is_int, shown
 from solitaire_gym.rendering.ansi import board_text
 
@@ -35,7 +35,10 @@ class SolitaireEnv(gym.Env):
     639 (Solitaire Réfléchi), 851 (Seahaven Towers), whatever the options. Field by field
     in ``solitaire_gym/envs/observation.py``; :attr:`obs_layout` gives every offset. Unseen cards
     (face down, the stock before its first draw) are "unseen"; cards seen in the waste stay known
-    after a turn-over.
+    after a turn-over. ``obs_dtype="uint8"``: ``Box(0, 255, (D,), uint8)``, the same information
+    in a quarter of the bytes, each value as a count (a depth, a length, a height; 0 or 1 for the
+    rest); ``(obs * env.unwrapped.obs_scales).astype(np.float32)`` is exactly the float32
+    observation, and the package's network players read either.
 
     ## Legal Actions Mask
     :meth:`action_masks` (what sb3-contrib's MaskablePPO calls) and ``info["action_mask"]``:
@@ -87,7 +90,8 @@ class SolitaireEnv(gym.Env):
     the solver proved solvable, for curricula and honest denominators; ``split="train"`` only;
     how each list was made, with how many deals were tried and how many were solvable, is in
     ``solitaire_gym/envs/deal_lists.py`` and ``solitaire_gym/data/solvable/index.json``),
-    ``max_episode_steps`` (above), ``render_mode`` ("ansi": text; "rgb_array": an ``(H, W, 3)`` uint8 picture of constant size,
+    ``obs_dtype`` ("float32", default, or "uint8": above), ``max_episode_steps`` (above),
+    ``render_mode`` ("ansi": text; "rgb_array": an ``(H, W, 3)`` uint8 picture of constant size,
     needs the ``render`` extra).
 
     ``reset(seed=..., options={"code": "..."} | {"deal": n} | {"state": Game.to_dict()})``.
@@ -190,6 +194,13 @@ class SolitaireEnv(gym.Env):
     def obs_layout(self) -> Layout:
         """Where each feature lies in an observation (``envs/observation.py``)."""
         return self._core.layout
+
+    @property
+    def obs_scales(self) -> np.ndarray:
+        """What each value of a uint8 observation (``obs_dtype="uint8"``) is multiplied by to
+        give the float32 one: ``(obs * env.obs_scales).astype(np.float32)`` is exactly what
+        ``obs_dtype="float32"`` gives (``envs/observation.py``: :func:`scales`)."""
+        return scales(self._core.cfg)
 
     def to_dict(self) -> dict:
         """The current position (hidden cards included: for replay and debugging, not for agents)."""

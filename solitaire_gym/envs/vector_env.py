@@ -21,7 +21,7 @@ from solitaire_gym.envs.core import (
     check_seed,
     count_in,
 )
-from solitaire_gym.envs.observation import Layout
+from solitaire_gym.envs.observation import Layout, scales
 from solitaire_gym.errors import ArgumentError, is_int, is_int_dtype, shown
 from solitaire_gym.rendering.ansi import board_text
 
@@ -262,6 +262,13 @@ class SolitaireVectorEnv(VectorEnv):
     def obs_layout(self) -> Layout:
         """Where each feature lies in an observation (``envs/observation.py``)."""
         return self._core.layout
+
+    @property
+    def obs_scales(self) -> np.ndarray:
+        """What each value of a uint8 observation (``obs_dtype="uint8"``) is multiplied by to
+        give the float32 one: ``(obs * env.obs_scales).astype(np.float32)`` is exactly what
+        ``obs_dtype="float32"`` gives (``envs/observation.py``: :func:`scales`)."""
+        return scales(self._core.cfg)
 
     def action_to_move(self, action: int) -> str:
         return self._core.action_to_move(action)
