@@ -198,12 +198,23 @@ def bracket(run_dir: Path, solvability: Path = SOLVABILITY) -> tuple[list[dict],
         all_lost = sum(v == "unsolvable" for v in verdicts.values())
         rows.append({
             "variant": variant, "settings": chunks[0]["settings"], "first": min(deals),
-            "last": max(deals), "deals": len(deals), "wins": wins, "lost": lost,
+            "last": max(deals), "runs": runs_of(deals), "deals": len(deals), "wins": wins, "lost": lost,
             "solver_deals": len(verdicts), "solver_lost": all_lost, "cpu_s": sum(g["cpu_s"] for g in played),
             "win_moves": sorted(g["moves"] for g in played if g["won"]),
         })  # fmt: skip
         games += [{"variant": variant, **{k: g[k] for k in g if k != "trace"}} for g in played]
     return rows, certificates, games
+
+
+def runs_of(deals: list[int]) -> list[list[int]]:
+    """The deals as runs of consecutive numbers, ``[[first, last], ...]`` in order."""
+    runs: list[list[int]] = []
+    for d in sorted(deals):
+        if runs and d == runs[-1][1] + 1:
+            runs[-1][1] = d
+        else:
+            runs.append([d, d])
+    return runs
 
 
 def _pct(a: int, n: int) -> str:
@@ -228,7 +239,8 @@ def table(rows: list[dict], commands: list[str]) -> str:
         s = r["settings"]
         n = r["deals"]
         lines.append(
-            f"| {r['variant']} | {r['first']} … {r['last']} ({n}) | {r['wins']} | {r['lost']} | "
+            f"| {r['variant']} | {', '.join(f'{a} … {b}' for a, b in r['runs'])} ({n}) | "
+            f"{r['wins']} | {r['lost']} | "
             f"{_pct(r['wins'], n)} … {_pct(n - r['lost'], n)} | "
             f"{r['solver_lost']} of {r['solver_deals']} | {s['nodes']} nodes a move, "
             f"patience {s['patience']}, at most {s['max_moves']} moves | "
@@ -253,11 +265,12 @@ def collect(args: argparse.Namespace) -> int:
     commands = []
     for r in rows:
         s = r["settings"]
-        commands.append(
-            f"python experiments/vegas_bracket.py run {r['variant']} --first {r['first']} "
-            f"--deals {r['deals']} --nodes {s['nodes']} --patience {s['patience']} "
-            f"--max-moves {s['max_moves']} --seed {s['seed']} --out {run_dir}"
-        )
+        for a, b in r["runs"]:
+            commands.append(
+                f"python experiments/vegas_bracket.py run {r['variant']} --first {a} "
+                f"--deals {b - a + 1} --nodes {s['nodes']} --patience {s['patience']} "
+                f"--max-moves {s['max_moves']} --seed {s['seed']} --out {run_dir}"
+            )
     commands.append(f"python experiments/vegas_bracket.py collect {run_dir} --out {out}")
     (out / "bracket.md").write_text(table(rows, commands))
     (out / "README.md").write_text(readme(rows, commands))

@@ -52,6 +52,9 @@ def test_the_committed_bracket_is_what_its_games_give():
         won = [g for g in mine if g["won"] == "True"]
         assert row["deals"] == len(deals) == len(set(deals))
         assert (row["first"], row["last"]) == (min(deals), max(deals))
+        assert row["runs"] == vb.runs_of(deals) and sum(b - a + 1 for a, b in row["runs"]) == len(
+            deals
+        )
         assert row["wins"] == len(won) == sum(c.startswith(row["variant"]) for c in certificates)
         assert {g["code"] for g in won} == {c for c in certificates if c.startswith(row["variant"])}
         assert row["win_moves"] == sorted(int(g["moves"]) for g in won)
@@ -154,7 +157,8 @@ def test_restore_gives_back_the_run_that_made_the_committed_bracket(tmp_path):
     assert (out / "games.csv").read_text() == (RESULTS / "games.csv").read_text()
     for row in bracket["rows"]:  # nothing left to play: a run that played would take minutes
         chunks = sorted((run / row["variant"]).glob("*.json"), key=lambda p: int(p.stem))
-        assert [int(p.stem) for p in chunks] == list(range(row["first"], row["last"] + 1, vb.CHUNK))
+        want = [x for a, b in row["runs"] for x in range(a, b + 1, vb.CHUNK)]
+        assert [int(p.stem) for p in chunks] == want
     # a run cut short in two places (two processes on two halves) leaves whole chunks out: the
     # chunks that are there come back, and collect counts their deals
     (run / "DS1-D1V" / "26.json").unlink()
@@ -162,6 +166,12 @@ def test_restore_gives_back_the_run_that_made_the_committed_bracket(tmp_path):
     assert vb.main(["restore", str(out), "--out", str(tmp_path / "again")]) == 0
     again = sorted(int(p.stem) for p in (tmp_path / "again" / "DS1-D1V").glob("*.json"))
     assert again == [x for x in range(1, 200, vb.CHUNK) if x != 26]
+    rows = json.loads((out / "bracket.json").read_text())["rows"]
+    assert rows[0]["runs"] == [[1, 25], [51, 200]]  # the table and its commands name both
+    assert "| DS1-D1V | 1 … 25, 51 … 200 (175) |" in (out / "bracket.md").read_text()
+    commands = json.loads((out / "bracket.json").read_text())["commands"]
+    assert sum(" run DS1-D1V --first 1 --deals 25 " in c or " run DS1-D1V --first 51 --deals 150 "
+               in c for c in commands) == 2  # fmt: skip
 
 
 def test_restore_refuses_results_that_are_not_a_bracket(tmp_path, capsys):
@@ -206,3 +216,9 @@ def test_the_finder_plays_a_committed_win_again():
     row = next(r for r in bracket["rows"] if r["variant"] == won["variant"])
     [again] = vb.play_chunk(won["variant"], [int(won["deal"])], row["settings"])
     assert again["won"] and again["trace"] == certificates[won["code"]]
+
+
+def test_runs_of_deals():
+    vb = experiment("vegas_bracket")
+    assert vb.runs_of([5, 1, 2, 3, 9, 10]) == [[1, 3], [5, 5], [9, 10]]
+    assert vb.runs_of([]) == []
