@@ -124,10 +124,10 @@ class Agent:
         an agent may skip them); ``view`` the env (or a :class:`GameView`), needed only by
         agents that use the position."""
         single = np.ndim(masks) == 1
-        obs = np.asarray(obs)
-        if obs.dtype == np.uint8:  # an env's obs_dtype="uint8": the float32 values it stands for
-            obs = to_float(obs)
-        obs2 = np.asarray(obs, np.float32).reshape(1, -1) if single else obs
+        obs = self.observations(np.asarray(obs))
+        if single:
+            obs = obs if obs.dtype == np.uint8 else obs.astype(np.float32, copy=False)
+        obs2 = obs.reshape(1, -1) if single else obs
         masks2 = np.asarray(masks).reshape(1, -1) if single else np.asarray(masks)
         masks2 = masks2.astype(bool, copy=False)
         b = masks2.shape[0]
@@ -139,6 +139,12 @@ class Agent:
             view = view_of(view)
         out = np.asarray(self._act(obs2, masks2, starts2, active2, view), np.int64)
         return int(out[0]) if single else out
+
+    def observations(self, obs: np.ndarray) -> np.ndarray:
+        """``obs`` as this player reads them: float32 (a uint8 observation, an env's
+        ``obs_dtype="uint8"``, becomes the float32 one it stands for), as the package's
+        networks learned them."""
+        return to_float(obs) if obs.dtype == np.uint8 else obs
 
     def _act(self, obs, masks, starts, active, view) -> np.ndarray:
         raise NotImplementedError

@@ -24,6 +24,7 @@ import numpy as np
 from agents.base import Agent
 from agents.torch_setup import net_device, resolve_device
 from solitaire_gym.envs.core import EnvOptions
+from solitaire_gym.envs.observation import to_dtype
 
 if TYPE_CHECKING:
     from agents.ppo_weights import PPOWeightsAgent
@@ -179,6 +180,13 @@ class SB3Agent(Agent):
 
     def reset(self, n: int | None = None) -> None:
         self.rng = np.random.default_rng(self.seed)
+
+    def observations(self, obs: np.ndarray) -> np.ndarray:
+        """``obs`` in the dtype of the model's observation space: a model trained on an env
+        with ``obs_dtype="uint8"`` gets uint8 counts, any other float32."""
+        space = getattr(self.model.observation_space, "dtype", None)
+        want = np.uint8 if space == np.uint8 else np.float32
+        return to_dtype(obs, want) if obs.dtype in (np.uint8, np.float32) else obs
 
     def check_env(self, game: str, options: dict | None = None) -> None:
         """Refuse (:class:`CheckpointMismatch`) a game this model cannot play."""

@@ -696,3 +696,26 @@ def test_a_network_player_reads_uint8_observations_as_float32_ones(variant):
         assert other.act(ou[0], masks[0]) == one.act(of[0], masks[0])
         of, _, _, _, info = f32.step(act)
         ou, *_ = u8.step(act)
+
+
+def test_an_sb3_model_gets_observations_in_the_dtype_it_learned():
+    """A model trained on an env with ``obs_dtype="uint8"`` gets uint8 counts from
+    :class:`SB3Agent`, whichever dtype the caller's env gives; one trained on float32 gets
+    float32."""
+    from sb3_contrib import MaskablePPO
+
+    from solitaire_gym import SolitaireVectorEnv
+
+    env = SB3VecEnv("seahaven_towers", num_envs=2, seed=0, obs_dtype="uint8")
+    model = MaskablePPO("MlpPolicy", env, n_steps=8, batch_size=16, seed=0, device="cpu",
+                        policy_kwargs={"net_arch": [16]})  # fmt: skip
+    u8 = env.reset()
+    masks = env.action_masks()
+    f32 = (u8 * SolitaireVectorEnv(2, "seahaven_towers").obs_scales).astype(np.float32)
+    agent = SB3Agent(model, deterministic=True)
+    want, _ = model.predict(u8, action_masks=masks, deterministic=True)
+    assert np.array_equal(agent.act(f32, masks), want)
+    assert np.array_equal(agent.act(u8, masks), want)
+    assert agent.observations(f32).dtype == np.uint8
+    floats = SB3Agent(_sb3_model("seahaven_towers", {}), deterministic=True)
+    assert np.array_equal(floats.observations(u8), f32)

@@ -672,7 +672,7 @@ def test_uint8_observations_are_the_float32_ones_as_counts(combo, games):
     """``obs_dtype="uint8"``: every value a whole count that fits a byte, and times the env's
     ``obs_scales`` exactly the float32 observation of the same play (so it hides what the float32
     one hides); its space holds it; ``to_float`` gives it back with or without the variant."""
-    from solitaire_gym.envs.observation import to_float
+    from solitaire_gym.envs.observation import to_dtype, to_float
 
     env_id, kw = combo
     game = gym.spec(env_id).kwargs["game"]
@@ -687,6 +687,7 @@ def test_uint8_observations_are_the_float32_ones_as_counts(combo, games):
         assert ou.dtype == np.uint8 and u8.observation_space.contains(ou)
         assert np.array_equal((ou * u8.obs_scales).astype(np.float32), of)
         assert np.array_equal(to_float(ou), of) and np.array_equal(to_float(ou, cfg), of)
+        assert np.array_equal(to_dtype(of, "uint8"), ou) and to_dtype(ou, np.uint8) is ou
         act = random_legal_actions(info["action_mask"], rng)
         of, _, _, _, info = f32.step(act)
         ou, *_ = u8.step(act)
@@ -697,7 +698,7 @@ def test_uint8_observations_are_the_float32_ones_as_counts(combo, games):
 
 
 def test_to_float_refuses_what_is_no_observation():
-    from solitaire_gym.envs.observation import to_float
+    from solitaire_gym.envs.observation import to_dtype, to_float
     from solitaire_gym.errors import ArgumentError
 
     env = SolitaireVectorEnv(2, "seahaven_towers", obs_dtype="uint8")
@@ -712,3 +713,6 @@ def test_to_float_refuses_what_is_no_observation():
             to_float(bad)
     with pytest.raises(ArgumentError, match="851 values; this variant's have 1590"):
         to_float(obs, Variant.from_names("double_solitaire").cfg)
+    for dtype in ("float64", np.int8, None, 3):
+        with pytest.raises(ArgumentError, match="dtype must be one of float32, uint8"):
+            to_dtype(obs, dtype)

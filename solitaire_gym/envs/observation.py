@@ -185,12 +185,16 @@ def _game_cfg(size: int) -> np.ndarray | None:
     return found[0] if len(found) == 1 else None
 
 
-def to_float(obs: np.ndarray, cfg: np.ndarray | None = None) -> np.ndarray:
-    """Observations ``(..., size)`` as float32, whichever of :data:`OBS_DTYPES` they are in: a
-    uint8 one becomes exactly the float32 one the env gives (its values times :func:`scales`),
-    a float32 one is returned as it is. ``cfg``: the variant's (``Variant.cfg``); without it,
+def to_dtype(obs: np.ndarray, dtype, cfg: np.ndarray | None = None) -> np.ndarray:
+    """Observations ``(..., size)`` in ``dtype`` (one of :data:`OBS_DTYPES`), whichever of them
+    they are in: a uint8 one becomes exactly the float32 one the env gives (its values times
+    :func:`scales`), a float32 one the counts the env gives with ``obs_dtype="uint8"``; in their
+    own dtype they are returned as they are. ``cfg``: the variant's (``Variant.cfg``); without it,
     the game whose observation has ``size`` values."""
     obs = np.asarray(obs)
+    want = np.dtype(dtype) if isinstance(dtype, (str, np.dtype, type)) else None
+    if want is None or want.name not in OBS_DTYPES:
+        raise ArgumentError(f"dtype must be one of {', '.join(OBS_DTYPES)}, not {dtype!r}")
     if obs.dtype.name not in OBS_DTYPES or obs.ndim == 0:
         raise ArgumentError(
             f"observations are float32 or uint8 arrays, not {obs.dtype.name} of shape {obs.shape}"
@@ -204,9 +208,16 @@ def to_float(obs: np.ndarray, cfg: np.ndarray | None = None) -> np.ndarray:
         raise ArgumentError(
             f"these observations have {size} values; this variant's have {layout(cfg).size}"
         )
-    if obs.dtype == np.float32:
+    if obs.dtype == want:
         return obs
-    return (obs * scales(cfg)).astype(np.float32)
+    if want == np.float32:
+        return (obs * scales(cfg)).astype(np.float32)
+    return np.rint(obs / scales(cfg)).astype(np.uint8)
+
+
+def to_float(obs: np.ndarray, cfg: np.ndarray | None = None) -> np.ndarray:
+    """:func:`to_dtype` to float32: what the package's networks read."""
+    return to_dtype(obs, np.float32, cfg)
 
 
 LAYOUT_VERSION = 2
