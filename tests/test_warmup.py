@@ -211,6 +211,26 @@ def test_the_second_process_ends_when_the_warmup_is_killed(tmp_path):
             parent.kill()
 
 
+def test_one_process_by_default_where_saves_are_not_serialised(monkeypatch):
+    import builtins
+    import os
+
+    monkeypatch.setattr(os, "cpu_count", lambda: 8)
+    assert w.default_jobs() == 2
+    real = builtins.__import__
+
+    def no_fcntl(name, *args, **kwargs):
+        if name == "fcntl":
+            raise ImportError("no fcntl here")
+        return real(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_fcntl)
+    assert w.default_jobs() == 1
+    monkeypatch.undo()
+    monkeypatch.setattr(os, "cpu_count", lambda: 1)
+    assert w.default_jobs() == 1
+
+
 @pytest.mark.parametrize(
     "parts, jobs, message",
     [

@@ -306,7 +306,13 @@ def _side(parts: list[str]) -> dict[str, tuple[float, int]]:
 
 
 def default_jobs() -> int:
-    """Two processes where there are two cores or more, else one."""
+    """Two processes where there are two cores or more and numba's cache saves are serialised
+    (``fcntl``: not on Windows, where two processes saving at once could mix their entries),
+    else one."""
+    try:
+        import fcntl  # noqa: F401
+    except ImportError:
+        return 1
     return 2 if (os.cpu_count() or 1) >= 2 else 1
 
 
