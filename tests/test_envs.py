@@ -667,7 +667,8 @@ def test_batch_takes_strided_arrays():
 
 
 @pytest.mark.parametrize("combo", COMBOS, ids=ids)
-@pytest.mark.parametrize("games", [3, 300])  # the one-thread and the parallel kernel
+# the one-thread and the parallel kernel (its uint8 copy compiles for a minute: not warmed up)
+@pytest.mark.parametrize("games", [3, pytest.param(300, marks=pytest.mark.manual)])
 def test_uint8_observations_are_the_float32_ones_as_counts(combo, games):
     """``obs_dtype="uint8"``: every value a whole count that fits a byte, and times the env's
     ``obs_scales`` exactly the float32 observation of the same play (so it hides what the float32
