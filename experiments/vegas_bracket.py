@@ -90,14 +90,23 @@ def read_chunk(path: Path) -> dict:
     return data
 
 
-def _read_json(path: Path, limit: int, what: str):
-    """JSON from ``path``: a file of at most ``limit`` bytes, ASCII, else a :class:`BracketError`
-    that says it is not ``what``."""
+def _read_text(path: Path, limit: int, what: str) -> str:
+    """The text of ``path``: a file of at most ``limit`` bytes, ASCII, else a
+    :class:`BracketError` that says it is not ``what``."""
     try:
         if not path.is_file() or path.stat().st_size > limit:
             raise BracketError(f"{path} is not a file of at most {limit} bytes")
-        return json.loads(path.read_text(encoding="ascii"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+        return path.read_text(encoding="ascii")
+    except (OSError, UnicodeDecodeError) as e:
+        raise BracketError(f"{path} is not {what}: {e}") from None
+
+
+def _read_json(path: Path, limit: int, what: str):
+    """JSON from ``path``, read as :func:`_read_text` reads it."""
+    text = _read_text(path, limit, what)
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as e:
         raise BracketError(f"{path} is not {what}: {e}") from None
 
 
@@ -292,11 +301,10 @@ def collect(args: argparse.Namespace) -> int:
 def _games_from_csv(path: Path) -> list[dict]:
     """The rows of a ``games.csv`` that :func:`collect` wrote, typed as a chunk's games (no
     moves yet), checked field by field."""
+    text = _read_text(path, MAX_RESULT_BYTES, "a games.csv of this script")
     try:
-        if not path.is_file() or path.stat().st_size > MAX_RESULT_BYTES:
-            raise BracketError(f"{path} is not a file of at most {MAX_RESULT_BYTES} bytes")
-        rows = list(csv.DictReader(io.StringIO(path.read_text(encoding="ascii"))))
-    except (OSError, UnicodeDecodeError, csv.Error) as e:
+        rows = list(csv.DictReader(io.StringIO(text)))
+    except csv.Error as e:
         raise BracketError(f"{path} is not a games.csv of this script: {e}") from None
     fields = ["variant", "deal", "code", "won", "foundation", "moves", "end", "cpu_s"]
     games = []

@@ -23,13 +23,14 @@ setup runs it.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import multiprocessing
 import os
 import shutil
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 
 import numpy as np
@@ -269,6 +270,20 @@ class _Progress(event.Listener):
                     self.compiling.remove(name)
 
 
+@contextlib.contextmanager
+def _listening(out, live: bool) -> Iterator[_Progress]:
+    """A :class:`_Progress` on ``out`` that hears numba's compiles while the block runs (the
+    compile notice is not printed: its lines say it instead)."""
+    _compile_notice.NOTICE.shown = True
+    progress = _Progress(out, live=live)
+    event.register("numba:compile", progress)
+    try:
+        yield progress
+    finally:
+        event.unregister("numba:compile", progress)
+        progress.close()
+
+
 def _run(parts: list[str], progress: _Progress) -> dict[str, tuple[float, int]]:
     results: dict[str, tuple[float, int]] = {}
     for name in parts:
@@ -298,14 +313,8 @@ def _side(parts: list[str]) -> dict[str, tuple[float, int]]:
         os._exit(1)
 
     threading.Thread(target=orphaned, daemon=True).start()
-    _compile_notice.NOTICE.shown = True
-    progress = _Progress(sys.stdout, live=False)
-    event.register("numba:compile", progress)
-    try:
+    with _listening(sys.stdout, live=False) as progress:
         return _run(parts, progress)
-    finally:
-        event.unregister("numba:compile", progress)
-        progress.close()
 
 
 def default_jobs() -> int:
@@ -338,13 +347,10 @@ def warmup(parts: list[str], out=sys.stdout, jobs: int = 1) -> dict[str, tuple[f
     here = [name for name in parts if name not in side]
     if not here:  # nothing to run beside it
         here, side = side, []
-    _compile_notice.NOTICE.shown = True  # the lines below say it instead
     live = getattr(out, "isatty", lambda: False)() and not side
-    progress = _Progress(out, live=live)
-    event.register("numba:compile", progress)
     start = time.perf_counter()
     results: dict[str, tuple[float, int]] = {}
-    try:
+    with _listening(out, live) as progress:
         if side:
             context = multiprocessing.get_context("spawn")
             with ProcessPoolExecutor(1, mp_context=context) as pool:
@@ -353,9 +359,6 @@ def warmup(parts: list[str], out=sys.stdout, jobs: int = 1) -> dict[str, tuple[f
                 results.update(future.result())
         else:
             results.update(_run(here, progress))
-    finally:
-        event.unregister("numba:compile", progress)
-        progress.close()
     total = time.perf_counter() - start
     print(f"warmup: done in {total:.1f} s; later first calls load from the cache", file=out)
     return {name: results[name] for name in parts if name in results}

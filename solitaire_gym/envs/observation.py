@@ -42,6 +42,7 @@ where the unseen cards lie give the same vector (tested).
 
 from __future__ import annotations
 
+import functools
 from typing import NamedTuple
 
 import numba as nb
@@ -175,14 +176,18 @@ def scales(cfg: np.ndarray) -> np.ndarray:
     return out
 
 
-def _game_cfg(size: int) -> np.ndarray | None:
-    """The ``cfg`` of a variant of the one game whose observation has ``size`` values, if any
-    (the layout depends on the game only; each game's size is its own)."""
+@functools.cache
+def _game_scales(size: int) -> np.ndarray | None:
+    """:func:`scales` of the one game whose observation has ``size`` values, if any (the layout
+    depends on the game only; each game's size is its own); read-only, computed once a size."""
     from solitaire_gym.engine.variants import PREFIX, Variant
 
     cfgs = [Variant.from_names(prefix).cfg for prefix in PREFIX.values()]
-    found = [cfg for cfg in cfgs if layout(cfg).size == size]
-    return found[0] if len(found) == 1 else None
+    found = [scales(cfg) for cfg in cfgs if layout(cfg).size == size]
+    if len(found) != 1:
+        return None
+    found[0].setflags(write=False)
+    return found[0]
 
 
 def to_dtype(obs: np.ndarray, dtype, cfg: np.ndarray | None = None) -> np.ndarray:
@@ -201,18 +206,20 @@ def to_dtype(obs: np.ndarray, dtype, cfg: np.ndarray | None = None) -> np.ndarra
         )
     size = obs.shape[-1]
     if cfg is None:
-        cfg = _game_cfg(size)
-        if cfg is None:
+        factors = _game_scales(size)
+        if factors is None:
             raise ArgumentError(f"no game has observations of {size} values")
-    if size != layout(cfg).size:
+    elif size != layout(cfg).size:
         raise ArgumentError(
             f"these observations have {size} values; this variant's have {layout(cfg).size}"
         )
+    else:
+        factors = scales(cfg)
     if obs.dtype == want:
         return obs
     if want == np.float32:
-        return (obs * scales(cfg)).astype(np.float32)
-    return np.rint(obs / scales(cfg)).astype(np.uint8)
+        return (obs * factors).astype(np.float32)
+    return np.rint(obs / factors).astype(np.uint8)
 
 
 def to_float(obs: np.ndarray, cfg: np.ndarray | None = None) -> np.ndarray:
