@@ -442,3 +442,32 @@ def test_search_sweep_plays_and_refuses_bad_settings(capsys):
     with pytest.raises(SystemExit):
         sweep.main(["SH1-C4", "--candidates", "0"])
     assert "candidates must be" in capsys.readouterr().err
+
+
+def test_rollout_noise_is_a_hash_of_key_step_and_move():
+    """The noisy rollouts' uniforms: splitmix64 of (key, step, column), computed here in plain
+    Python integers, drawn for the legal columns alone, the same for a row in any batch."""
+    from agents.search.rollouts import _uniforms
+
+    mask = (1 << 64) - 1
+
+    def reference(key: int, step: int, a: int) -> float:
+        z = (key * 0x9E3779B97F4A7C15 + step * 0xD1B54A32D192ED03 + a * 0xBF58476D1CE4E5B9) & mask
+        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & mask
+        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & mask
+        z ^= z >> 31
+        return ((z >> 11) + 0.5) / 2.0**53
+
+    rng = np.random.default_rng(5)
+    ranks = np.where(rng.random((6, 40)) < 0.3, 1.0, -np.inf)
+    keys = rng.integers(0, 1 << 62, 6).astype(np.uint64) * np.uint64(3)  # past 2**63 too
+    steps = rng.integers(0, 500, 6)
+    rows = np.array([4, 1, 3])
+    rr, cc, u = _uniforms(ranks, rows, keys[rows], steps[rows])
+    legal = [(r, a) for r in rows.tolist() for a in np.flatnonzero(ranks[r] == 1.0).tolist()]
+    assert list(zip(rr.tolist(), cc.tolist(), strict=True)) == legal
+    k = {r: (int(keys[r]), int(steps[r])) for r in rows.tolist()}
+    assert u.tolist() == [reference(*k[r], a) for r, a in legal]
+    assert ((u > 0) & (u < 1)).all()
+    _, _, alone = _uniforms(ranks[[1]], np.array([0]), keys[[1]], steps[[1]])
+    assert alone.tolist() == u[rr == 1].tolist()

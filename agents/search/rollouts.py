@@ -80,6 +80,7 @@ from __future__ import annotations
 
 import math
 
+import numba as nb
 import numpy as np
 
 from agents.base import view_of
@@ -510,7 +511,8 @@ class RolloutSearch(EngineSearch):
                 ranks = self._rollout.preferences(core.obs, core.masks, starts, playing)
                 shake = np.flatnonzero(noisy & playing)
                 if shake.size:
-                    ranks[shake] += self.noise * _gumbel(keys[shake], steps[shake], ranks.shape[1])
+                    rr, cc, u = _uniforms(ranks, shake, keys[shake], steps[shake])
+                    ranks[rr, cc] += self.noise * -np.log(-np.log(u))  # Gumbel noise
                 chosen = np.argmax(ranks, axis=1)
                 self._rollout.commit(core.obs, core.masks, chosen, playing)
                 act[playing] = chosen[playing]
@@ -588,18 +590,37 @@ class _Tally:
         self.won = np.zeros(c, bool)
 
 
-def _gumbel(keys: np.ndarray, steps: np.ndarray, width: int) -> np.ndarray:
-    """Standard Gumbel noise, (len(keys), width), a pure function of each row's key, its step
-    and the column (a splitmix64 hash): the same copy draws the same noise in any batch."""
-    with np.errstate(over="ignore"):
-        z = keys[:, None] * np.uint64(0x9E3779B97F4A7C15)
-        z = z + steps.astype(np.uint64)[:, None] * np.uint64(0xD1B54A32D192ED03)
-        z = z + np.arange(width, dtype=np.uint64)[None, :] * np.uint64(0xBF58476D1CE4E5B9)
-        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-        z = z ^ (z >> np.uint64(31))
-    u = ((z >> np.uint64(11)).astype(np.float64) + 0.5) / float(1 << 53)
-    return -np.log(-np.log(u))
+@nb.njit(cache=True)
+def _uniforms(ranks, rows, keys, steps):
+    """The uniforms behind each copy's noise: for each row ``rows[i]`` and each column ``a``
+    where ``ranks`` is finite (a legal move), ``u`` in (0, 1), a pure function of the copy's key
+    ``keys[i]``, its step ``steps[i]`` and ``a`` (a splitmix64 hash), so that the same copy draws
+    the same noise in any batch. Returns the rows, columns and uniforms, flat; the caller turns
+    them into Gumbel noise (``-log(-log(u))``) with numpy. Illegal columns draw nothing."""
+    m1, m2 = np.uint64(0x9E3779B97F4A7C15), np.uint64(0xD1B54A32D192ED03)
+    m3, m4 = np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB)
+    n = 0
+    for i in range(rows.size):
+        for a in range(ranks.shape[1]):
+            if ranks[rows[i], a] != -np.inf:
+                n += 1
+    rr = np.empty(n, np.int64)
+    cc = np.empty(n, np.int64)
+    u = np.empty(n, np.float64)
+    n = 0
+    for i in range(rows.size):
+        base = keys[i] * m1 + np.uint64(steps[i]) * m2
+        for a in range(ranks.shape[1]):
+            if ranks[rows[i], a] == -np.inf:
+                continue
+            z = base + np.uint64(a) * m3
+            z = (z ^ (z >> np.uint64(30))) * m3
+            z = (z ^ (z >> np.uint64(27))) * m4
+            z = z ^ (z >> np.uint64(31))
+            rr[n], cc[n] = rows[i], a
+            u[n] = (np.float64(z >> np.uint64(11)) + 0.5) / 9007199254740992.0  # 2**53
+            n += 1
+    return rr, cc, u
 
 
 class _Line:
