@@ -73,6 +73,7 @@ bench: $(STAMP_DEV)
 	$(BIN)/python benchmarks/bench_launch.py
 	$(BIN)/python benchmarks/bench_first_start.py
 	$(BIN)/python benchmarks/bench_warmup.py
+	$(BIN)/python benchmarks/bench_search.py
 
 clean:
 	rm -rf $(VENV) build site *.egg-info

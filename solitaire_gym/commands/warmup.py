@@ -146,7 +146,7 @@ def _agents() -> None:
         from agents.greedy import GreedyAgent, obs_hashes
         from agents.memory import PlayMemory, tried_counts
         from agents.play import play_deals
-        from agents.search.rollouts import _uniforms
+        from agents.search.rollouts import noise_uniforms
     except ImportError as e:
         raise Skipped(f"the agents package cannot be imported ({e})") from None
     from solitaire_gym import SolitaireVectorEnv
@@ -164,7 +164,7 @@ def _agents() -> None:
         memory.record(obs, played, np.ones(2, bool))
         tried_counts(obs, masks, played, np.zeros(2, np.int64), mode)
     # the search player's noisy rollouts
-    _uniforms(
+    noise_uniforms(
         np.zeros((1, 2)), np.zeros(1, np.int64), np.zeros(1, np.uint64), np.zeros(1, np.int64)
     )
 
