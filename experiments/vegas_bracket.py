@@ -32,6 +32,7 @@ import argparse
 import csv
 import io
 import json
+import statistics
 import sys
 import time
 from pathlib import Path
@@ -226,6 +227,16 @@ def runs_of(deals: list[int]) -> list[list[int]]:
     return runs
 
 
+def _spread(values: list[int]) -> str:
+    """``median (fewest … most)`` of whole numbers, ``–`` for none; every value is in
+    ``bracket.json`` and ``games.csv``."""
+    if not values:
+        return "–"
+    median = statistics.median(values)
+    shown_median = f"{median:.0f}" if median == int(median) else f"{median:.1f}"
+    return f"{shown_median} ({min(values)} … {max(values)})"
+
+
 def _pct(a: int, n: int) -> str:
     return f"{100 * a / n:.1f}%" if n else "–"
 
@@ -241,7 +252,7 @@ def table(rows: list[dict], commands: list[str]) -> str:
         "",
         "| variant | deals the finder played | wins certified | proven lost (solver) | "
         "winnable share: bracket | solver on deals 1 … 1000: proven lost | finder settings | "
-        "CPU s per deal | moves of the wins |",
+        "CPU s per deal | moves of a win: median (fewest … most) |",
         "|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
@@ -253,7 +264,7 @@ def table(rows: list[dict], commands: list[str]) -> str:
             f"{_pct(r['wins'], n)} … {_pct(n - r['lost'], n)} | "
             f"{r['solver_lost']} of {r['solver_deals']} | {s['nodes']} nodes a move, "
             f"patience {s['patience']}, at most {s['max_moves']} moves | "
-            f"{r['cpu_s'] / n:.1f} | {', '.join(map(str, r['win_moves'])) or '–'} |"
+            f"{r['cpu_s'] / n:.1f} | {_spread(r['win_moves'])} |"
         )
     lines += ["", "Made by:", "", *[f"    {c}" for c in commands], ""]
     return "\n".join(lines)

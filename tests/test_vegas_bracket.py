@@ -222,3 +222,11 @@ def test_runs_of_deals():
     vb = experiment("vegas_bracket")
     assert vb.runs_of([5, 1, 2, 3, 9, 10]) == [[1, 3], [5, 5], [9, 10]]
     assert vb.runs_of([]) == []
+
+
+def test_the_table_gives_the_moves_of_the_wins_as_median_and_range():
+    vb = experiment("vegas_bracket")
+    assert vb._spread([]) == "–"
+    assert vb._spread([300, 250, 270]) == "270 (250 … 300)"
+    assert vb._spread([250, 271]) == "260.5 (250 … 271)"
+    assert vb._spread([259]) == "259 (259 … 259)"
