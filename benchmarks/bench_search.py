@@ -6,13 +6,13 @@ of the greedy player, whose moves a node's rollouts replay, in the same run.
     python benchmarks/bench_search.py --finder 2               # also the Vegas finder, DS1-D1V deal 2
 
 A node is one move the engine applies inside the search (``docs/search.md``); the reference is
-the greedy player's move, its choice and the engine's step, with ``--batch`` games played at
-once (the search, too, steps its copies as the rows of one batch, so Python's cost per step is
-shared alike). Their ratio is what the search's own work (copies, determinizations, noise,
-values, lines, smaller batches) adds to each simulated move: it holds on a busy machine where
-the µs do not. Times are this process's CPU seconds, one numba
-thread, after a first game (greedy) or first moves (search) have compiled the kernels. ``--finder DEAL`` adds the
-win finder (``finder@4096``, patience 120) on that DS1-D1V deal, against greedy on the same deal.
+the greedy player's move, its choice and the engine's step, with ``--batch`` games of the same
+variant played at once (the search, too, steps its copies as the rows of one batch, so Python's
+cost per step is shared alike). Their ratio is what the search's own work (copies,
+determinizations, noise, values, lines, smaller batches) adds to each simulated move: it holds on
+a busy machine where the µs do not. Times are this process's CPU seconds, one numba thread, after
+a first game (greedy) or first moves (search) have compiled the kernels. ``--finder DEAL`` adds
+the win finder (``finder@4096``, patience 120) on that DS1-D1V deal, against greedy on DS1-D1V.
 """
 
 from __future__ import annotations
@@ -22,6 +22,10 @@ import os
 import time
 
 os.environ.setdefault("NUMBA_NUM_THREADS", "1")
+
+
+def _load() -> str:
+    return " ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
 def _time(agent, game, options, deals, warm: int | None = 5, **kw) -> tuple[float, list]:
@@ -77,8 +81,7 @@ def main(argv: list[str] | None = None) -> int:
     unknown = [v for v in variants if v not in VARIANTS]
     if unknown:
         ap.error(f"no variant {', '.join(unknown)}: the variants are {', '.join(VARIANTS)}")
-    load = " ".join(f"{x:.2f}" for x in os.getloadavg())
-    print(f"load average before: {load}")
+    print(f"load average before: {_load()}")
     rows = [measure(v, f"search@{args.nodes}", list(range(args.deals)), args.batch)
             for v in variants]  # fmt: skip
     if args.finder is not None:
@@ -91,8 +94,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"| {r['variant']} | {r['player']} | {r['deals']} | {r['greedy_us']:.1f} | "
               f"{r['node_us']:.2f} | {r['ratio']:.2f} | {r['cpu_per_game']:.2f} | {r['won']} | "
               f"{r['nodes']} |")  # fmt: skip
-    load = " ".join(f"{x:.2f}" for x in os.getloadavg())
-    print(f"load average after: {load}")
+    print(f"load average after: {_load()}")
     return 0
 
 
