@@ -447,7 +447,7 @@ def test_search_sweep_plays_and_refuses_bad_settings(capsys):
 def test_rollout_noise_is_a_hash_of_key_step_and_move():
     """The noisy rollouts' uniforms: splitmix64 of (key, step, column), computed here in plain
     Python integers, drawn for the legal columns alone, the same for a row in any batch."""
-    from agents.search.rollouts import noise_uniforms
+    from agents.search.rollouts import _noise_uniforms
 
     mask = (1 << 64) - 1
 
@@ -463,11 +463,11 @@ def test_rollout_noise_is_a_hash_of_key_step_and_move():
     keys = rng.integers(0, 1 << 62, 6).astype(np.uint64) * np.uint64(3)  # past 2**63 too
     steps = rng.integers(0, 500, 6)
     rows = np.array([4, 1, 3])
-    rr, cc, u = noise_uniforms(ranks, rows, keys[rows], steps[rows])
+    rr, cc, u = _noise_uniforms(ranks, rows, keys[rows], steps[rows])
     legal = [(r, a) for r in rows.tolist() for a in np.flatnonzero(ranks[r] == 1.0).tolist()]
     assert list(zip(rr.tolist(), cc.tolist(), strict=True)) == legal
     k = {r: (int(keys[r]), int(steps[r])) for r in rows.tolist()}
     assert u.tolist() == [reference(*k[r], a) for r, a in legal]
     assert ((u > 0) & (u < 1)).all()
-    _, _, alone = noise_uniforms(ranks[[1]], np.array([0]), keys[[1]], steps[[1]])
+    _, _, alone = _noise_uniforms(ranks[[1]], np.array([0]), keys[[1]], steps[[1]])
     assert alone.tolist() == u[rr == 1].tolist()

@@ -511,7 +511,7 @@ class RolloutSearch(EngineSearch):
                 ranks = self._rollout.preferences(core.obs, core.masks, starts, playing)
                 shake = np.flatnonzero(noisy & playing)
                 if shake.size:
-                    rr, cc, u = noise_uniforms(ranks, shake, keys[shake], steps[shake])
+                    rr, cc, u = _noise_uniforms(ranks, shake, keys[shake], steps[shake])
                     ranks[rr, cc] += self.noise * -np.log(-np.log(u))  # Gumbel noise
                 chosen = np.argmax(ranks, axis=1)
                 self._rollout.commit(core.obs, core.masks, chosen, playing)
@@ -591,7 +591,7 @@ class _Tally:
 
 
 @nb.njit(cache=True)
-def noise_uniforms(ranks, rows, keys, steps):
+def _noise_uniforms(ranks, rows, keys, steps):
     """The uniforms behind each copy's noise: for each row ``rows[i]`` and each column ``a``
     where ``ranks`` is finite (a legal move), ``u`` in (0, 1), a pure function of the copy's key
     ``keys[i]``, its step ``steps[i]`` and ``a`` (a splitmix64 hash), so that the same copy draws

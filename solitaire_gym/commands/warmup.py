@@ -8,8 +8,8 @@ that no later first call waits for the compiler.
 Each part runs the public calls that load its kernels (a Game played and undone and moves of every
 kind read, an env stepped in both action modes, a vector env large enough to step on all cores
 and a small one with each observation dtype, batches dealt, stepped, undone and redealt, the
-solver on a short deal, the greedy player and the play memory of ``agents`` over a few moves as
-the evaluation and the demo play them) and prints
+solver on a short deal, the greedy player, the search player and the play memory of ``agents``
+over a few moves as the evaluation and the demo play them) and prints
 how long it took and how many kernels it compiled; kernels already in numba's on-disk cache only
 load (a second run takes seconds). While a part compiles, a line shows its seconds so far, how
 many of its kernels have compiled and which one is compiling (on a terminal, one line rewritten
@@ -140,19 +140,23 @@ class Skipped(Exception):
 
 def _agents() -> None:
     """The greedy player's kernels (``agents/greedy.py``: evaluation, the search player, the
-    teacher) and the play memory's (``agents/memory.py``: the networks' memory, teacher data),
-    called as the agents call them."""
+    teacher), the search player's own (``agents/search/rollouts.py``: its noisy rollouts) and the
+    play memory's (``agents/memory.py``: the networks' memory, teacher data), called as the
+    agents call them."""
     try:
         from agents.greedy import GreedyAgent, obs_hashes
         from agents.memory import PlayMemory, tried_counts
         from agents.play import play_deals
-        from agents.search.rollouts import noise_uniforms
+        from agents.search import RolloutSearch
     except ImportError as e:
         raise Skipped(f"the agents package cannot be imported ({e})") from None
     from solitaire_gym import SolitaireVectorEnv
 
     for game in ("double_solitaire", "seahaven_towers"):
         play_deals(GreedyAgent(), game, None, [0, 1], max_episode_steps=4)
+    # the search player's own kernels (its noisy rollouts), on a game that hides nothing
+    search = RolloutSearch("seahaven_towers", None, nodes=64)
+    play_deals(search, "seahaven_towers", None, [0], max_episode_steps=2)
     env = SolitaireVectorEnv(2, "double_solitaire")
     obs, info = env.reset(seed=0)
     masks = info["action_mask"].astype(bool)
@@ -163,10 +167,6 @@ def _agents() -> None:
         memory.counts(obs, masks)
         memory.record(obs, played, np.ones(2, bool))
         tried_counts(obs, masks, played, np.zeros(2, np.int64), mode)
-    # the search player's noisy rollouts
-    noise_uniforms(
-        np.zeros((1, 2)), np.zeros(1, np.int64), np.zeros(1, np.uint64), np.zeros(1, np.int64)
-    )
 
 
 PARTS: dict[str, Callable[[], None]] = {
